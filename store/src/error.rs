@@ -1,0 +1,83 @@
+//! The store's error type.
+
+use std::fmt;
+
+/// A boxed error from user code (index functions, transformers).
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// Why a key could not be computed for an object.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum KeyError {
+    /// The object has no `metadata.name`.
+    #[error("object has no name")]
+    MissingName,
+    /// A key string did not have the form `name` or `namespace/name`.
+    #[error("unexpected key format: {0:?}")]
+    InvalidKey(String),
+    /// An index function used as a key function did not yield exactly one value.
+    #[error("index function used as key function returned {0} values, expected exactly one")]
+    NotExactlyOneValue(usize),
+    /// An index function used as a key function failed.
+    #[error("index function used as key function failed: {0}")]
+    IndexFunc(String),
+}
+
+/// Errors of [`Store`](crate::Store) and [`Indexer`](crate::Indexer) operations.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The key function rejected an object.
+    #[error("couldn't create key for object: {0}")]
+    Key(#[from] KeyError),
+    /// The named index does not exist.
+    #[error("index with name {0:?} does not exist")]
+    UnknownIndex(String),
+    /// An index function failed; no index was changed.
+    #[error("unable to calculate an index entry for key {key:?} on index {index:?}: {source}")]
+    IndexFunc {
+        /// The key of the object being indexed.
+        key: String,
+        /// The name of the index whose function failed.
+        index: String,
+        /// What the index function returned.
+        #[source]
+        source: BoxError,
+    },
+    /// `add_indexers` was given an index name that already exists.
+    #[error("indexer conflict: {0:?}")]
+    IndexerConflict(Vec<String>),
+    /// A transformer rejected an object; nothing was stored.
+    #[error("transformer failed: {0}")]
+    Transform(#[source] BoxError),
+    /// Some operations of a [`transaction`](crate::Store::transaction) failed.
+    #[error(transparent)]
+    Transaction(#[from] TransactionError),
+}
+
+/// The result of a partly failed [`transaction`](crate::Store::transaction): which operations
+/// were applied and why the others were not.
+#[derive(Debug)]
+pub struct TransactionError {
+    /// Positions (in the transaction) of the operations that were applied.
+    pub successful: Vec<usize>,
+    /// Positions and errors of the operations that were not applied.
+    pub errors: Vec<(usize, StoreError)>,
+}
+
+impl fmt::Display for TransactionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "transaction: {} of {} operations failed",
+            self.errors.len(),
+            self.errors.len() + self.successful.len()
+        )?;
+        for (i, e) in &self.errors {
+            write!(f, "; #{i}: {e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for TransactionError {}

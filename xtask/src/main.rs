@@ -1,0 +1,3 @@
+//! kcache automation.
+
+fn main() {}
