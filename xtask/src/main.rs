@@ -1,3 +1,95 @@
-//! kcache automation.
+//! kcache's automation. `cargo xtask ci` runs every check CI runs, in order, stopping at the
+//! first failure, with a one-line summary and the duration of each step.
+//!
+//! Other commands: `cargo xtask layering` (only the dependency layering check).
 
-fn main() {}
+mod layering;
+mod metadata;
+#[cfg(test)]
+mod tidy;
+
+use std::process::{Command, ExitCode};
+use std::time::Instant;
+
+/// One CI step: a name and what it runs.
+struct Step {
+    name: &'static str,
+    run: fn() -> Result<(), String>,
+}
+
+const STEPS: &[Step] = &[
+    Step { name: "fmt", run: || cargo(&["fmt", "--all", "--", "--check"], &[]) },
+    Step {
+        name: "clippy",
+        run: || {
+            cargo(
+                &["clippy", "--workspace", "--all-targets", "--all-features", "--", "-D", "warnings"],
+                &[],
+            )
+        },
+    },
+    Step { name: "layering", run: layering::check },
+    Step { name: "test", run: || cargo(&["test", "--workspace", "--all-features"], &[]) },
+    Step {
+        name: "doc",
+        run: || {
+            cargo(
+                &["doc", "--workspace", "--no-deps", "--all-features"],
+                &[("RUSTDOCFLAGS", "-D warnings")],
+            )
+        },
+    },
+    Step { name: "bench (compile)", run: || cargo(&["bench", "--workspace", "--no-run"], &[]) },
+    Step {
+        name: "publish (dry run)",
+        run: || cargo(&["publish", "--workspace", "--dry-run", "--allow-dirty"], &[]),
+    },
+];
+
+/// Runs `cargo` with `args` and extra environment variables; an error says how it failed.
+fn cargo(args: &[&str], envs: &[(&str, &str)]) -> Result<(), String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let status = Command::new(&cargo)
+        .args(args)
+        .envs(envs.iter().copied())
+        .status()
+        .map_err(|e| format!("could not run {cargo}: {e}"))?;
+    if status.success() { Ok(()) } else { Err(format!("`cargo {}` failed ({status})", args.join(" "))) }
+}
+
+fn ci() -> ExitCode {
+    let start = Instant::now();
+    for step in STEPS {
+        let began = Instant::now();
+        eprintln!("xtask ci: {} ...", step.name);
+        let result = (step.run)();
+        let secs = began.elapsed().as_secs_f64();
+        match result {
+            Ok(()) => eprintln!("xtask ci: ok   {:<18} {secs:>7.1}s", step.name),
+            Err(e) => {
+                eprintln!("xtask ci: FAIL {:<18} {secs:>7.1}s  {e}", step.name);
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    eprintln!("xtask ci: all {} steps passed in {:.1}s", STEPS.len(), start.elapsed().as_secs_f64());
+    ExitCode::SUCCESS
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("ci") => ci(),
+        Some("layering") => match layering::check() {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("{e}");
+                ExitCode::FAILURE
+            }
+        },
+        _ => {
+            eprintln!("usage: cargo xtask <ci|layering>");
+            ExitCode::FAILURE
+        }
+    }
+}
