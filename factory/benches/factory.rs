@@ -1,0 +1,4 @@
+//! Benches of kcache-factory.
+#![allow(missing_docs)]
+
+fn main() {}

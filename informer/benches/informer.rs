@@ -1,0 +1,4 @@
+//! Benches of kcache-informer.
+#![allow(missing_docs)]
+
+fn main() {}
