@@ -1,11 +1,75 @@
 //! Kubernetes list-watch reflector over kube-client: keeps a store equal to the API server's
-//! state through every failure. (Work in progress: the [`ListerWatcher`] contract is fixed.)
+//! state through every failure (client-go's `tools/cache` reflector).
+//!
+//! - [`ListerWatcher`] is the contract: one list page, or one watch stream, of a resource.
+//! - [`Reflector`] lists (paginated, or with the streaming watch-list), replaces a
+//!   [`Store`](kcache_store::Store), then watches and applies every event, with client-go's
+//!   resource-version, pagination, relist and backoff rules.
+//! - [`ListWatch`] builds a lister-watcher from two closures.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use futures::stream;
+//! use k8s_openapi::api::core::v1::Pod;
+//! use kcache_reflector::{ListPage, ListWatch, Reflector, WatchStream};
+//! use kcache_store::{Indexer, Store};
+//! use tokio_util::sync::CancellationToken;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let mut pod = Pod::default();
+//! pod.metadata.name = Some("web".into());
+//! pod.metadata.namespace = Some("prod".into());
+//! let pod = Arc::new(pod);
+//! let lw = ListWatch::new(
+//!     move |_options| {
+//!         let items = vec![Arc::clone(&pod)];
+//!         async move {
+//!             Ok(ListPage { items, resource_version: "7".into(), continue_token: None, remaining_item_count: None })
+//!         }
+//!     },
+//!     |_options| async { Ok(Box::pin(stream::pending()) as WatchStream<Pod>) },
+//! );
+//! let store = Arc::new(Indexer::<Pod>::default());
+//! let reflector = Arc::new(Reflector::builder(lw, Arc::clone(&store)).name("pods").build());
+//! let shutdown = CancellationToken::new();
+//! let task = tokio::spawn({
+//!     let (reflector, shutdown) = (Arc::clone(&reflector), shutdown.clone());
+//!     async move { reflector.run(shutdown).await }
+//! });
+//! while reflector.last_sync_resource_version() != "7" {
+//!     tokio::task::yield_now().await;
+//! }
+//! assert!(store.get_by_key("prod/web").is_some());
+//! shutdown.cancel();
+//! task.await.unwrap();
+//! # }
+//! ```
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod backoff;
+mod error;
+mod list_watch;
 mod lister_watcher;
+mod metrics;
+mod reflector;
+mod type_check;
 
+pub use backoff::BackoffConfig;
+pub use error::{
+    ReflectorError, is_connection_error, is_expired, is_expired_status,
+    is_too_large_resource_version, is_too_large_resource_version_status, is_too_many_requests,
+    is_watch_error_retriable, status,
+};
+pub use list_watch::ListWatch;
 pub use lister_watcher::{
     Bookmark, INITIAL_EVENTS_END_ANNOTATION, ListFuture, ListOptions, ListPage, ListWatchError,
     ListerWatcher, ResourceVersionMatch, WatchEvent, WatchFuture, WatchStream,
 };
+pub use metrics::{NoopMetrics, ReflectorMetrics};
+pub use reflector::{
+    DEFAULT_MIN_WATCH_TIMEOUT, DEFAULT_PAGE_SIZE, Reflector, ReflectorBuilder, ShouldResync,
+    TypeCheck, WatchErrorHandler,
+};
+pub use type_check::{ObjectTypeMeta, expect_kind};

@@ -80,11 +80,16 @@ impl Bookmark {
     /// Whether this bookmark ends the initial events of a streaming watch-list (the annotation's
     /// value must be exactly `"true"`).
     pub fn is_initial_events_end(&self) -> bool {
-        self.annotations.get(INITIAL_EVENTS_END_ANNOTATION).map(String::as_str) == Some("true")
+        self.annotations
+            .get(INITIAL_EVENTS_END_ANNOTATION)
+            .map(String::as_str)
+            == Some("true")
     }
 }
 
 /// One event of a watch stream.
+// An Error event is rare and a Status is moved, not copied deeply: not worth a Box in the contract.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum WatchEvent<K> {
     /// An object was added.
@@ -100,6 +105,7 @@ pub enum WatchEvent<K> {
 }
 
 /// Why a list or watch failed.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ListWatchError {
