@@ -1,0 +1,183 @@
+//! [`InformerQueue`]: the queue between an informer's reflector and its process loop.
+
+use std::fmt;
+use std::sync::Arc;
+
+use kcache_deltafifo::{
+    Delta, DeltaFifo, DeltaFifoOptions, Deltas, PopError, ProcessError, Queue, RealFifo,
+    RealFifoOptions,
+};
+use kcache_store::{KnownObjects, ObjectKey, Store, StoreError, Transaction, TransformFunc};
+use kube_core::Resource;
+
+/// Which queue an informer puts between its reflector and its indexer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum QueueMode {
+    /// The in-order [`RealFifo`]: every event is delivered in arrival order, deltas are popped
+    /// in batches (client-go's default since 1.33, "in-order informers").
+    #[default]
+    RealFifo,
+    /// The [`RealFifo`] in atomic mode: a relist is one `ReplacedAll` delta and a resync one
+    /// `SyncAll` delta, applied to the indexer in one step.
+    AtomicRealFifo,
+    /// The classic [`DeltaFifo`]: changes coalesced per key, each key in its first place.
+    DeltaFifo,
+}
+
+/// The queue of a [`Controller`](crate::Controller): a [`RealFifo`] or a [`DeltaFifo`], shared.
+/// It is the [`Store`] the reflector writes into (delegating to the queue inside).
+pub enum InformerQueue<K> {
+    /// An in-order queue (optionally atomic).
+    Real(Arc<RealFifo<K>>),
+    /// A delta queue.
+    Delta(Arc<DeltaFifo<K>>),
+}
+
+impl<K> Clone for InformerQueue<K> {
+    fn clone(&self) -> Self {
+        match self {
+            Self::Real(q) => Self::Real(Arc::clone(q)),
+            Self::Delta(q) => Self::Delta(Arc::clone(q)),
+        }
+    }
+}
+
+impl<K> fmt::Debug for InformerQueue<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Real(q) => f.debug_tuple("Real").field(q).finish(),
+            Self::Delta(q) => f.debug_tuple("Delta").field(q).finish(),
+        }
+    }
+}
+
+impl<K: Resource + Send + Sync + 'static> InformerQueue<K> {
+    /// A queue of `mode` whose known objects are `known` (the indexer) and which runs
+    /// `transform` on every queued object.
+    pub fn new(
+        mode: QueueMode,
+        known: Arc<dyn KnownObjects<K>>,
+        transform: Option<TransformFunc<K>>,
+    ) -> Self {
+        match mode {
+            QueueMode::RealFifo | QueueMode::AtomicRealFifo => {
+                let mut options = RealFifoOptions::default()
+                    .known_objects(known)
+                    .atomic_events(mode == QueueMode::AtomicRealFifo);
+                options.transformer = transform;
+                Self::Real(Arc::new(RealFifo::new(options)))
+            }
+            QueueMode::DeltaFifo => {
+                let mut options = DeltaFifoOptions::default()
+                    .known_objects(known)
+                    .emit_delta_type_replaced(true);
+                options.transformer = transform;
+                Self::Delta(Arc::new(DeltaFifo::new(options)))
+            }
+        }
+    }
+}
+
+impl<K: Send + Sync + 'static> InformerQueue<K> {
+    /// Waits for deltas and runs `process(deltas, is_in_initial_list)` under the queue's lock:
+    /// a batch of deltas of distinct keys from a [`RealFifo`], all the deltas of one key from a
+    /// [`DeltaFifo`].
+    pub async fn pop<E: Send>(
+        &self,
+        process: impl FnOnce(&[Delta<K>], bool) -> Result<(), ProcessError<E>> + Send,
+    ) -> Result<(), PopError<E>> {
+        match self {
+            Self::Real(q) => q.pop_batch(process).await,
+            Self::Delta(q) => {
+                q.pop(|deltas: &Deltas<K>, initial| process(deltas, initial))
+                    .await
+            }
+        }
+    }
+
+    /// Whether the queue has handed out its initial population.
+    pub fn has_synced(&self) -> bool {
+        match self {
+            Self::Real(q) => q.has_synced(),
+            Self::Delta(q) => q.has_synced(),
+        }
+    }
+
+    /// Closes the queue.
+    pub fn close(&self) {
+        match self {
+            Self::Real(q) => q.close(),
+            Self::Delta(q) => q.close(),
+        }
+    }
+
+    /// Whether the queue is closed.
+    pub fn is_closed(&self) -> bool {
+        match self {
+            Self::Real(q) => q.is_closed(),
+            Self::Delta(q) => q.is_closed(),
+        }
+    }
+
+    /// Queues `deltas` again unless their key has something queued (retry on error).
+    pub fn add_if_not_present(&self, deltas: Deltas<K>) -> Result<(), StoreError> {
+        match self {
+            Self::Real(q) => q.add_if_not_present(deltas),
+            Self::Delta(q) => q.add_if_not_present(deltas),
+        }
+    }
+}
+
+macro_rules! delegate {
+    ($self:ident, $q:ident => $e:expr) => {
+        match $self {
+            Self::Real($q) => $e,
+            Self::Delta($q) => $e,
+        }
+    };
+}
+
+impl<K: Send + Sync + 'static> Store<K> for InformerQueue<K> {
+    type Item = Deltas<K>;
+
+    fn add(&self, obj: Arc<K>) -> Result<(), StoreError> {
+        delegate!(self, q => q.add(obj))
+    }
+    fn update(&self, obj: Arc<K>) -> Result<(), StoreError> {
+        delegate!(self, q => q.update(obj))
+    }
+    fn delete(&self, obj: Arc<K>) -> Result<(), StoreError> {
+        delegate!(self, q => q.delete(obj))
+    }
+    fn list(&self) -> Vec<Deltas<K>> {
+        delegate!(self, q => q.list())
+    }
+    fn list_keys(&self) -> Vec<ObjectKey> {
+        delegate!(self, q => Store::list_keys(&**q))
+    }
+    fn get(&self, obj: &K) -> Result<Option<Deltas<K>>, StoreError> {
+        delegate!(self, q => q.get(obj))
+    }
+    fn get_by_key(&self, key: &str) -> Option<Deltas<K>> {
+        delegate!(self, q => Store::get_by_key(&**q, key))
+    }
+    fn replace(&self, items: Vec<Arc<K>>, resource_version: &str) -> Result<(), StoreError> {
+        delegate!(self, q => q.replace(items, resource_version))
+    }
+    fn resync(&self) -> Result<(), StoreError> {
+        delegate!(self, q => q.resync())
+    }
+    fn last_store_sync_resource_version(&self) -> String {
+        delegate!(self, q => q.last_store_sync_resource_version())
+    }
+    fn bookmark(&self, resource_version: &str) {
+        delegate!(self, q => q.bookmark(resource_version))
+    }
+    fn update_resource_version(&self, resource_version: &str) {
+        delegate!(self, q => q.update_resource_version(resource_version))
+    }
+    fn transaction(&self, ops: Vec<Transaction<K>>) -> Result<(), StoreError> {
+        delegate!(self, q => q.transaction(ops))
+    }
+}
