@@ -1,1 +1,3 @@
+//! Benchmarks of kcache-apiserver (work in progress).
+
 fn main() {}

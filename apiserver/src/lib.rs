@@ -1,5 +1,65 @@
-//! An in-process, Kubernetes-compatible list/watch API server with the API server's watch cache, for tests and local development
+//! An in-process, Kubernetes-compatible list/watch API server with the API server's watch cache,
+//! for tests and local development.
 //!
-//! (Work in progress.)
+//! - [`Storage`] is the source of truth with a global revision (etcd's role);
+//!   [`MemoryStorage`] keeps a bounded, compacting multi-version history.
+//! - Per resource, a kcache-reflector [`Reflector`](kcache_reflector::Reflector) lists and watches storage through a [`ListerWatcher`]
+//!   ([`StorageListerWatcher`]) and feeds a [`WatchCache`] through the kcache-store
+//!   [`Store`](kcache_store::Store) trait: the current state (an
+//!   [`Indexer`](kcache_store::Indexer)) plus a ring buffer of events. Watches and most lists
+//!   are served from it with the API server's rules (resource versions, 410 Expired inside a
+//!   200 stream, freshness waits, selectors, bookmarks, streaming watch-list, bounded
+//!   per-watcher buffers with a dispatch budget). Each event is encoded once.
+//! - [`ApiServer`] serves the HTTP API (core and group paths, list, watch, get, create, update,
+//!   patch, delete, status subresource, Table output, discovery) with an axum router;
+//!   [`TestServer`] runs it on a free local port and hands out a configured
+//!   [`kube_client::Client`].
+//!
+//! [`ListerWatcher`]: kcache_reflector::ListerWatcher
+//!
+//! ```
+//! use k8s_openapi::api::core::v1::ConfigMap;
+//! use kcache_apiserver::TestServer;
+//! use kube_client::Api;
+//! use kube_client::api::PostParams;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let server = TestServer::start().await?;
+//! let api: Api<ConfigMap> = Api::namespaced(server.client()?, "default");
+//! let mut cm = ConfigMap::default();
+//! cm.metadata.name = Some("settings".into());
+//! let created = api.create(&PostParams::default(), &cm).await?;
+//! assert!(created.metadata.uid.is_some());
+//! assert_eq!(api.list(&Default::default()).await?.items.len(), 1);
+//! # Ok(()) }
+//! ```
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod cache;
+mod cacher;
+mod encode;
+mod error;
+mod filter;
+mod http;
+mod object;
+mod patch;
+mod query;
+mod resource;
+mod server;
+mod storage;
+mod testing;
+mod write;
+
+pub use cache::{CacheConfig, WatchCache};
+pub use cacher::StorageListerWatcher;
+pub use error::ApiError;
+pub use object::{Object, ObjectError};
+pub use resource::{ResourceDef, builtin_resources};
+pub use server::{ApiServer, ApiServerBuilder, ServerConfig};
+pub use storage::{
+    DEFAULT_HISTORY, EventType, ListRequest, ListResult, MemoryStorage, Preconditions, Storage,
+    StorageError, StorageEvent, StorageFuture, StorageWatch, UpdateFn, WatchItem,
+};
+pub use testing::{ServeError, TestServer, client_for, serve};

@@ -1,0 +1,159 @@
+//! The Cacher's feed: a [`ListerWatcher`] over [`Storage`], which a kcache-reflector
+//! `Reflector` uses to keep each watch cache equal to storage.
+
+use std::fmt;
+use std::sync::Arc;
+
+use futures::{FutureExt, StreamExt};
+use kcache_reflector::{
+    Bookmark, ListFuture, ListOptions, ListPage, ListWatchError, ListerWatcher, WatchEvent,
+    WatchFuture,
+};
+use kube_core::Status;
+
+use crate::error::ApiError;
+use crate::object::Object;
+use crate::resource::ResourceDef;
+use crate::storage::{EventType, ListRequest, Storage, StorageError, WatchItem};
+
+/// Lists and watches one resource directly in [`Storage`] (what the Cacher's reflector uses; in
+/// Kubernetes, the etcd3 store). List resource versions are read exactly ("" and "0": the
+/// current revision); `continue` tokens carry the revision of the first page.
+pub struct StorageListerWatcher {
+    storage: Arc<dyn Storage>,
+    def: Arc<ResourceDef>,
+}
+
+impl fmt::Debug for StorageListerWatcher {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StorageListerWatcher")
+            .field("resource", &self.def.api.plural)
+            .finish()
+    }
+}
+
+impl StorageListerWatcher {
+    /// A lister-watcher of `def` in `storage`.
+    pub fn new(storage: Arc<dyn Storage>, def: Arc<ResourceDef>) -> Self {
+        Self { storage, def }
+    }
+}
+
+/// Converts a storage error into the Status a client would see.
+pub(crate) fn storage_status(def: &ResourceDef, name: &str, err: StorageError) -> ApiError {
+    let (g, p) = (def.api.group.as_str(), def.api.plural.as_str());
+    match err {
+        StorageError::NotFound(_) => ApiError::not_found(g, p, name),
+        StorageError::AlreadyExists(_) => ApiError::already_exists(g, p, name),
+        StorageError::Conflict { message, .. } => ApiError::conflict(g, p, name, &message),
+        StorageError::Compacted {
+            requested,
+            compacted,
+        } => ApiError::too_old(requested, compacted),
+        StorageError::FutureRevision { requested, current } => {
+            ApiError::too_large_resource_version(requested, current)
+        }
+        StorageError::Rejected(e) => e,
+    }
+}
+
+/// The kube-core [`Status`] of an [`ApiError`].
+pub(crate) fn to_status(err: &ApiError) -> Status {
+    serde_json::from_value(err.to_status_value()).unwrap_or_default()
+}
+
+fn lw_error(def: &ResourceDef, err: StorageError) -> ListWatchError {
+    ListWatchError::Api(to_status(&storage_status(def, "", err)))
+}
+
+fn parse_rv(rv: Option<&str>) -> Result<Option<u64>, Box<ListWatchError>> {
+    match rv {
+        None | Some("") | Some("0") => Ok(None),
+        Some(s) => s.parse().map(Some).map_err(|_| {
+            Box::new(ListWatchError::Api(to_status(&ApiError::bad_request(
+                format!("invalid resource version {s:?}"),
+            ))))
+        }),
+    }
+}
+
+impl ListerWatcher<Object> for StorageListerWatcher {
+    fn list(&self, options: &ListOptions) -> ListFuture<'_, Object> {
+        let options = options.clone();
+        async move {
+            let prefix = self.def.key_prefix();
+            let mut revision = parse_rv(options.resource_version.as_deref()).map_err(|e| *e)?;
+            let mut start_key = None;
+            if let Some(token) = options.continue_token.as_deref() {
+                // Our own tokens: "{revision}/{key}".
+                let (rev, key) = token
+                    .split_once('/')
+                    .and_then(|(rev, key)| Some((rev.parse::<u64>().ok()?, key)))
+                    .ok_or_else(|| {
+                        ListWatchError::Api(to_status(&ApiError::bad_request(
+                            "continue key is not valid",
+                        )))
+                    })?;
+                revision = Some(rev);
+                start_key = Some(key.to_owned());
+            }
+            let request = ListRequest {
+                revision,
+                start_key,
+                limit: options.limit.map(|l| l as usize),
+                prefix,
+            };
+            let result = self
+                .storage
+                .list(request)
+                .await
+                .map_err(|e| lw_error(&self.def, e))?;
+            Ok(ListPage {
+                items: result.items,
+                resource_version: result.revision.to_string(),
+                continue_token: result
+                    .last_key
+                    .map(|k| format!("{}/{k}\u{0}", result.revision)),
+                remaining_item_count: None,
+            })
+        }
+        .boxed()
+    }
+
+    // The stream's error type is fixed by the ListerWatcher contract.
+    #[allow(clippy::result_large_err)]
+    fn watch(&self, options: &ListOptions) -> WatchFuture<'_, Object> {
+        let options = options.clone();
+        async move {
+            let from = match parse_rv(options.resource_version.as_deref()).map_err(|e| *e)? {
+                Some(rv) => rv,
+                None => self
+                    .storage
+                    .revision()
+                    .await
+                    .map_err(|e| lw_error(&self.def, e))?,
+            };
+            let bookmarks = options.allow_watch_bookmarks;
+            let stream = self
+                .storage
+                .watch(self.def.key_prefix(), from, bookmarks)
+                .await
+                .map_err(|e| lw_error(&self.def, e))?;
+            let stream = stream.map(|item| {
+                Ok(match item {
+                    WatchItem::Event(e) => match e.event_type {
+                        EventType::Added => WatchEvent::Added(e.object),
+                        EventType::Modified => WatchEvent::Modified(e.object),
+                        EventType::Deleted => WatchEvent::Deleted(e.object),
+                    },
+                    WatchItem::Progress(rv) => WatchEvent::Bookmark(Bookmark {
+                        resource_version: rv.to_string(),
+                        ..Bookmark::default()
+                    }),
+                })
+            });
+            Ok(stream.boxed())
+        }
+        .boxed()
+    }
+}

@@ -1,0 +1,3 @@
+//! The `kcache-apiserver` binary (work in progress).
+
+fn main() {}

@@ -1,0 +1,182 @@
+//! Patches: JSON merge patch, JSON patch, strategic merge patch (list merge by key, enough for
+//! `kubectl apply`), and apply patches (approximated as merge patches).
+
+use serde_json::{Map, Value};
+
+use crate::error::ApiError;
+
+/// The patch type, from the request's Content-Type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PatchKind {
+    Merge,
+    Json,
+    Strategic,
+    Apply,
+}
+
+impl PatchKind {
+    pub(crate) fn from_content_type(ct: &str) -> Option<Self> {
+        let ct = ct.split(';').next().unwrap_or("").trim();
+        match ct {
+            "application/merge-patch+json" => Some(Self::Merge),
+            "application/json-patch+json" => Some(Self::Json),
+            "application/strategic-merge-patch+json" => Some(Self::Strategic),
+            "application/apply-patch+yaml" | "application/apply-patch+cbor" => Some(Self::Apply),
+            _ => None,
+        }
+    }
+}
+
+fn unprocessable(message: String) -> ApiError {
+    ApiError::new(422, "Invalid", message)
+}
+
+/// Applies `patch` to `target`.
+pub(crate) fn apply_patch(
+    kind: PatchKind,
+    target: &mut Value,
+    patch: &Value,
+) -> Result<(), ApiError> {
+    match kind {
+        PatchKind::Merge | PatchKind::Apply => {
+            if !patch.is_object() {
+                return Err(ApiError::bad_request("a merge patch must be a JSON object"));
+            }
+            json_patch::merge(target, patch);
+            Ok(())
+        }
+        PatchKind::Json => {
+            let ops: json_patch::Patch = serde_json::from_value(patch.clone())
+                .map_err(|e| ApiError::bad_request(format!("invalid JSON patch: {e}")))?;
+            json_patch::patch(target, &ops).map_err(|e| {
+                unprocessable(format!(
+                    "the server rejected our request due to an error in our request: {e}"
+                ))
+            })
+        }
+        PatchKind::Strategic => {
+            if !patch.is_object() {
+                return Err(ApiError::bad_request(
+                    "a strategic merge patch must be a JSON object",
+                ));
+            }
+            strategic_merge(target, patch);
+            Ok(())
+        }
+    }
+}
+
+const MERGE_KEYS: &[&str] = &[
+    "name",
+    "containerPort",
+    "mountPath",
+    "devicePath",
+    "ip",
+    "type",
+    "port",
+    "topologyKey",
+    "key",
+];
+
+/// The merge key shared by every object element of `list`, if any.
+fn merge_key(list: &[Value]) -> Option<&'static str> {
+    if list.is_empty() || !list.iter().all(Value::is_object) {
+        return None;
+    }
+    MERGE_KEYS
+        .iter()
+        .copied()
+        .find(|k| list.iter().all(|e| e.get(*k).is_some()))
+}
+
+fn strategic_merge(target: &mut Value, patch: &Value) {
+    let Value::Object(patch_map) = patch else {
+        *target = patch.clone();
+        return;
+    };
+    if patch_map.get("$patch").and_then(Value::as_str) == Some("replace") {
+        let mut replaced = patch_map.clone();
+        replaced.remove("$patch");
+        *target = Value::Object(replaced);
+        return;
+    }
+    if !target.is_object() {
+        *target = Value::Object(Map::new());
+    }
+    let Value::Object(target_map) = target else {
+        return;
+    };
+    for (k, v) in patch_map {
+        if let Some(field) = k.strip_prefix("$deleteFromPrimitiveList/") {
+            if let (Some(Value::Array(list)), Value::Array(remove)) = (target_map.get_mut(field), v)
+            {
+                list.retain(|e| !remove.contains(e));
+            }
+            continue;
+        }
+        if k.starts_with('$') {
+            continue;
+        }
+        match v {
+            Value::Null => {
+                target_map.remove(k);
+            }
+            Value::Array(items) => match (target_map.get_mut(k), merge_key(items)) {
+                (Some(Value::Array(existing)), Some(key)) => merge_list(existing, items, key),
+                _ => {
+                    let cleaned: Vec<Value> = items
+                        .iter()
+                        .filter(|e| e.get("$patch").is_none())
+                        .cloned()
+                        .collect();
+                    target_map.insert(k.clone(), Value::Array(cleaned));
+                }
+            },
+            Value::Object(_) => {
+                strategic_merge(target_map.entry(k.clone()).or_insert(Value::Null), v)
+            }
+            _ => {
+                target_map.insert(k.clone(), v.clone());
+            }
+        }
+    }
+}
+
+fn merge_list(existing: &mut Vec<Value>, patch: &[Value], key: &str) {
+    for item in patch {
+        let id = item.get(key);
+        let pos = existing.iter().position(|e| e.get(key) == id);
+        if item.get("$patch").and_then(Value::as_str) == Some("delete") {
+            if let Some(p) = pos {
+                existing.remove(p);
+            }
+            continue;
+        }
+        match pos {
+            Some(p) => strategic_merge(&mut existing[p], item),
+            None => {
+                let mut fresh = Value::Null;
+                strategic_merge(&mut fresh, item);
+                existing.push(fresh);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn strategic_merge_merges_containers_by_name() {
+        let mut target = json!({"spec": {"containers": [{"name": "a", "image": "a:1"}, {"name": "b", "image": "b:1"}]}, "metadata": {"labels": {"x": "1"}}});
+        let patch = json!({"$setElementOrder/containers": [{"name": "a"}], "spec": {"containers": [{"name": "a", "image": "a:2"}, {"name": "b", "$patch": "delete"}]}, "metadata": {"labels": {"x": null, "y": "2"}}});
+        apply_patch(PatchKind::Strategic, &mut target, &patch).unwrap();
+        assert_eq!(
+            target["spec"]["containers"],
+            json!([{"name": "a", "image": "a:2"}])
+        );
+        assert_eq!(target["metadata"]["labels"], json!({"y": "2"}));
+    }
+}

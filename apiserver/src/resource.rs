@@ -1,0 +1,187 @@
+//! [`ResourceDef`]: the resources the server serves, built-in and custom.
+
+use kube_core::ApiResource;
+
+/// One served resource: its [`ApiResource`], scope, names for discovery and the field selectors it
+/// supports (besides `metadata.name` and `metadata.namespace`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceDef {
+    /// Group, version, kind and plural.
+    pub api: ApiResource,
+    /// Whether objects live in namespaces.
+    pub namespaced: bool,
+    /// The lower-case singular name.
+    pub singular: String,
+    /// Short names for kubectl (`po`, `svc`, ...).
+    pub short_names: Vec<String>,
+    /// Extra field selector paths (`spec.nodeName`, `status.phase`, ...).
+    pub fields: Vec<String>,
+    /// The field whose exact-match watchers are indexed (pods: `spec.nodeName`).
+    pub trigger_field: Option<String>,
+    /// Whether the resource has a `status` subresource (writes to the main resource then keep
+    /// the stored status, and `/status` writes change only the status).
+    pub status_subresource: bool,
+}
+
+impl ResourceDef {
+    /// A resource without short names, extra fields or status subresource.
+    pub fn new(api: ApiResource, namespaced: bool) -> Self {
+        let singular = api.kind.to_ascii_lowercase();
+        Self {
+            api,
+            namespaced,
+            singular,
+            short_names: Vec::new(),
+            fields: Vec::new(),
+            trigger_field: None,
+            status_subresource: false,
+        }
+    }
+
+    /// A custom resource (status subresource on).
+    pub fn custom(api: ApiResource, namespaced: bool) -> Self {
+        Self {
+            status_subresource: true,
+            ..Self::new(api, namespaced)
+        }
+    }
+
+    fn builtin(group: &str, version: &str, kind: &str, plural: &str, namespaced: bool) -> Self {
+        let api_version = if group.is_empty() {
+            version.to_owned()
+        } else {
+            format!("{group}/{version}")
+        };
+        Self::new(
+            ApiResource {
+                group: group.into(),
+                version: version.into(),
+                api_version,
+                kind: kind.into(),
+                plural: plural.into(),
+            },
+            namespaced,
+        )
+    }
+
+    #[must_use]
+    fn short(mut self, names: &[&str]) -> Self {
+        self.short_names = names.iter().map(|s| (*s).to_owned()).collect();
+        self
+    }
+
+    #[must_use]
+    fn fields(mut self, fields: &[&str]) -> Self {
+        self.fields = fields.iter().map(|s| (*s).to_owned()).collect();
+        self
+    }
+
+    #[must_use]
+    fn with_status(mut self) -> Self {
+        self.status_subresource = true;
+        self
+    }
+
+    /// The storage key prefix of the resource: `{group}/{plural}/`.
+    pub fn key_prefix(&self) -> String {
+        format!("{}/{}/", self.api.group, self.api.plural)
+    }
+
+    /// The storage key of an object.
+    pub fn storage_key(&self, namespace: Option<&str>, name: &str) -> String {
+        match namespace.filter(|ns| self.namespaced && !ns.is_empty()) {
+            Some(ns) => format!("{}{ns}/{name}", self.key_prefix()),
+            None => format!("{}{name}", self.key_prefix()),
+        }
+    }
+
+    /// Whether `field` may be used in a field selector.
+    pub fn supports_field(&self, field: &str) -> bool {
+        field == "metadata.name"
+            || field == "metadata.namespace"
+            || self.fields.iter().any(|f| f == field)
+    }
+
+    /// The `kind` of lists: `PodList`.
+    pub fn list_kind(&self) -> String {
+        format!("{}List", self.api.kind)
+    }
+
+    /// The resource named as in messages: `pods`, `deployments.apps`.
+    pub fn qualified_plural(&self) -> String {
+        if self.api.group.is_empty() {
+            self.api.plural.clone()
+        } else {
+            format!("{}.{}", self.api.plural, self.api.group)
+        }
+    }
+}
+
+/// The built-in resources: namespaces, pods, nodes, services, endpoints, configmaps, secrets,
+/// events, serviceaccounts, deployments, replicasets, statefulsets, daemonsets, jobs, leases.
+pub fn builtin_resources() -> Vec<ResourceDef> {
+    let b = ResourceDef::builtin;
+    let mut pods = b("", "v1", "Pod", "pods", true)
+        .short(&["po"])
+        .with_status()
+        .fields(&[
+            "spec.nodeName",
+            "spec.restartPolicy",
+            "spec.schedulerName",
+            "spec.serviceAccountName",
+            "spec.hostNetwork",
+            "status.phase",
+            "status.podIP",
+            "status.nominatedNodeName",
+        ]);
+    pods.trigger_field = Some("spec.nodeName".into());
+    vec![
+        b("", "v1", "Namespace", "namespaces", false)
+            .short(&["ns"])
+            .with_status()
+            .fields(&["status.phase"]),
+        pods,
+        b("", "v1", "Node", "nodes", false)
+            .short(&["no"])
+            .with_status()
+            .fields(&["spec.unschedulable"]),
+        b("", "v1", "Service", "services", true)
+            .short(&["svc"])
+            .with_status(),
+        b("", "v1", "Endpoints", "endpoints", true).short(&["ep"]),
+        b("", "v1", "ConfigMap", "configmaps", true).short(&["cm"]),
+        b("", "v1", "Secret", "secrets", true).fields(&["type"]),
+        b("", "v1", "Event", "events", true)
+            .short(&["ev"])
+            .fields(&[
+                "involvedObject.kind",
+                "involvedObject.namespace",
+                "involvedObject.name",
+                "involvedObject.uid",
+                "involvedObject.apiVersion",
+                "involvedObject.resourceVersion",
+                "involvedObject.fieldPath",
+                "reason",
+                "reportingComponent",
+                "source",
+                "type",
+            ]),
+        b("", "v1", "ServiceAccount", "serviceaccounts", true).short(&["sa"]),
+        b("apps", "v1", "Deployment", "deployments", true)
+            .short(&["deploy"])
+            .with_status(),
+        b("apps", "v1", "ReplicaSet", "replicasets", true)
+            .short(&["rs"])
+            .with_status(),
+        b("apps", "v1", "StatefulSet", "statefulsets", true)
+            .short(&["sts"])
+            .with_status(),
+        b("apps", "v1", "DaemonSet", "daemonsets", true)
+            .short(&["ds"])
+            .with_status(),
+        b("batch", "v1", "Job", "jobs", true)
+            .with_status()
+            .fields(&["status.successful"]),
+        b("coordination.k8s.io", "v1", "Lease", "leases", true),
+    ]
+}

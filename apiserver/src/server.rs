@@ -1,0 +1,359 @@
+//! [`ApiServer`]: the resources, their caches, storage, faults and the HTTP router.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use kube_core::ApiResource;
+use parking_lot::Mutex;
+use tokio_util::sync::CancellationToken;
+
+use crate::cache::{CacheConfig, WatchCache};
+use crate::cacher::StorageListerWatcher;
+use crate::error::ApiError;
+use crate::object::Object;
+use crate::resource::{ResourceDef, builtin_resources};
+use crate::storage::{DEFAULT_HISTORY, MemoryStorage, Storage};
+use kcache_reflector::Reflector;
+
+/// Server-wide settings.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// Watch cache and dispatcher settings (shared by every resource).
+    pub cache: CacheConfig,
+    /// The default watch timeout is this × (1 + random) (Kubernetes: 1800 s).
+    pub min_request_timeout: Duration,
+    /// Request bodies larger than this are 413 (Kubernetes: 3 MiB).
+    pub max_body_bytes: usize,
+    /// When set, every request needs `Authorization: Bearer <token>`.
+    pub token: Option<String>,
+    /// How many writes the in-memory storage keeps before compacting.
+    pub history: usize,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            cache: CacheConfig::default(),
+            min_request_timeout: Duration::from_secs(1800),
+            max_body_bytes: 3 * 1024 * 1024,
+            token: None,
+            history: DEFAULT_HISTORY,
+        }
+    }
+}
+
+/// Faults injected into the responses (for tests of clients).
+#[derive(Debug, Default)]
+pub(crate) struct Faults {
+    pub(crate) fail_next: Mutex<Option<(u32, u16)>>,
+    pub(crate) delay: Mutex<Duration>,
+}
+
+impl Faults {
+    /// The error the next request must fail with, if any (consumes one).
+    pub(crate) fn take_failure(&self) -> Option<ApiError> {
+        let mut f = self.fail_next.lock();
+        let (n, code) = (*f)?;
+        *f = if n > 1 { Some((n - 1, code)) } else { None };
+        let reason = match code {
+            400 => "BadRequest",
+            401 => "Unauthorized",
+            403 => "Forbidden",
+            404 => "NotFound",
+            409 => "Conflict",
+            410 => "Expired",
+            429 => "TooManyRequests",
+            500 => "InternalError",
+            503 => "ServiceUnavailable",
+            504 => "Timeout",
+            _ => "InternalError",
+        };
+        let mut err = ApiError::new(code, reason, format!("injected failure ({code})"));
+        if code == 429 || code == 503 {
+            err = err.with_details(serde_json::json!({"retryAfterSeconds": 1}));
+        }
+        Some(err)
+    }
+}
+
+pub(crate) struct Shared {
+    pub(crate) storage: Arc<dyn Storage>,
+    pub(crate) resources: Vec<Arc<ResourceDef>>,
+    pub(crate) caches: HashMap<(String, String), Arc<WatchCache>>,
+    pub(crate) config: ServerConfig,
+    pub(crate) faults: Faults,
+    pub(crate) watch_end: Mutex<CancellationToken>,
+    pub(crate) shutdown: CancellationToken,
+}
+
+impl Shared {
+    /// The resource served at group/version/plural.
+    pub(crate) fn find(
+        &self,
+        group: &str,
+        version: &str,
+        plural: &str,
+    ) -> Option<&Arc<ResourceDef>> {
+        self.resources
+            .iter()
+            .find(|r| r.api.group == group && r.api.version == version && r.api.plural == plural)
+    }
+
+    pub(crate) fn cache(&self, def: &ResourceDef) -> Option<&Arc<WatchCache>> {
+        self.caches
+            .get(&(def.api.group.clone(), def.api.plural.clone()))
+    }
+
+    pub(crate) fn watch_token(&self) -> CancellationToken {
+        self.watch_end.lock().clone()
+    }
+}
+
+/// A Kubernetes-compatible list/watch API server: storage with a global revision, one watch
+/// cache per resource kept by a reflector, and the HTTP API ([`ApiServer::router`]).
+///
+/// Cheap to clone (shared state). Build it with [`ApiServer::builder`] inside a tokio runtime;
+/// [`ApiServer::shutdown`] stops its background tasks.
+#[derive(Clone)]
+pub struct ApiServer {
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl fmt::Debug for ApiServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ApiServer")
+            .field("storage", &self.shared.storage)
+            .field("resources", &self.shared.resources.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds an [`ApiServer`].
+#[derive(Debug, Default)]
+pub struct ApiServerBuilder {
+    config: ServerConfig,
+    extra: Vec<ResourceDef>,
+    storage: Option<Arc<dyn Storage>>,
+}
+
+impl ApiServerBuilder {
+    /// Uses these settings.
+    #[must_use]
+    pub fn config(mut self, config: ServerConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Serves a custom resource (with a status subresource).
+    #[must_use]
+    pub fn custom_resource(mut self, api: ApiResource, namespaced: bool) -> Self {
+        self.extra.push(ResourceDef::custom(api, namespaced));
+        self
+    }
+
+    /// Serves a resource described in full.
+    #[must_use]
+    pub fn resource(mut self, def: ResourceDef) -> Self {
+        self.extra.push(def);
+        self
+    }
+
+    /// Uses another [`Storage`] instead of a new [`MemoryStorage`].
+    #[must_use]
+    pub fn storage(mut self, storage: Arc<dyn Storage>) -> Self {
+        self.storage = Some(storage);
+        self
+    }
+
+    /// Sets the bookmark interval (Kubernetes: one minute).
+    #[must_use]
+    pub fn bookmark_interval(mut self, interval: Duration) -> Self {
+        self.config.cache.bookmark_interval = interval;
+        self
+    }
+
+    /// Sets the watch cache's event capacity.
+    #[must_use]
+    pub fn cache_capacity(mut self, capacity: usize) -> Self {
+        self.config.cache.capacity = capacity;
+        self
+    }
+
+    /// Sets how many writes the storage keeps before compacting.
+    #[must_use]
+    pub fn history(mut self, history: usize) -> Self {
+        self.config.history = history;
+        self
+    }
+
+    /// Requires this bearer token.
+    #[must_use]
+    pub fn token(mut self, token: impl Into<String>) -> Self {
+        self.config.token = Some(token.into());
+        self
+    }
+
+    /// Starts the caches (needs a tokio runtime) and returns the server.
+    pub fn build(self) -> ApiServer {
+        let storage = self.storage.unwrap_or_else(|| {
+            Arc::new(MemoryStorage::new(self.config.history)) as Arc<dyn Storage>
+        });
+        let mut resources: Vec<Arc<ResourceDef>> =
+            builtin_resources().into_iter().map(Arc::new).collect();
+        for def in self.extra {
+            resources.retain(|r| !(r.api.group == def.api.group && r.api.plural == def.api.plural));
+            resources.push(Arc::new(def));
+        }
+        let shutdown = CancellationToken::new();
+        let mut caches = HashMap::new();
+        for def in &resources {
+            let cache = Arc::new(WatchCache::new(Arc::clone(def), self.config.cache.clone()));
+            tokio::spawn(Arc::clone(&cache).run_dispatcher(shutdown.child_token()));
+            let lw = StorageListerWatcher::new(Arc::clone(&storage), Arc::clone(def));
+            let reflector = Reflector::<Object, _, _>::builder(lw, Arc::clone(&cache))
+                .name(format!("cacher/{}", def.qualified_plural()))
+                .page_size(u32::MAX)
+                .build();
+            let token = shutdown.child_token();
+            tokio::spawn(async move { reflector.run(token).await });
+            caches.insert((def.api.group.clone(), def.api.plural.clone()), cache);
+        }
+        ApiServer {
+            shared: Arc::new(Shared {
+                storage,
+                resources,
+                caches,
+                config: self.config,
+                faults: Faults::default(),
+                watch_end: Mutex::new(CancellationToken::new()),
+                shutdown,
+            }),
+        }
+    }
+}
+
+impl ApiServer {
+    /// A builder with the built-in resources and default settings.
+    pub fn builder() -> ApiServerBuilder {
+        ApiServerBuilder::default()
+    }
+
+    /// The axum router serving the API.
+    pub fn router(&self) -> axum::Router {
+        crate::http::router(Arc::clone(&self.shared))
+    }
+
+    /// The storage.
+    pub fn storage(&self) -> &Arc<dyn Storage> {
+        &self.shared.storage
+    }
+
+    /// The served resources.
+    pub fn resources(&self) -> &[Arc<ResourceDef>] {
+        &self.shared.resources
+    }
+
+    /// The resource with this kind (first match), e.g. `"Pod"`.
+    pub fn resource_for_kind(&self, api_version: &str, kind: &str) -> Option<&Arc<ResourceDef>> {
+        self.shared.resources.iter().find(|r| {
+            r.api.kind == kind && (api_version.is_empty() || r.api.api_version == api_version)
+        })
+    }
+
+    /// The watch cache of a resource.
+    pub fn cache(&self, def: &ResourceDef) -> Option<&Arc<WatchCache>> {
+        self.shared.cache(def)
+    }
+
+    /// Creates objects directly in storage (no HTTP, no validation beyond the resource lookup):
+    /// server fields (uid, creationTimestamp, generation) are filled in when missing. Returns the
+    /// storage revision after the last write.
+    pub async fn seed(&self, objects: impl IntoIterator<Item = Object>) -> Result<u64, ApiError> {
+        let mut last = 0;
+        for obj in objects {
+            let def = self
+                .resource_for_kind(obj.api_version(), obj.kind())
+                .cloned()
+                .ok_or_else(|| {
+                    ApiError::bad_request(format!(
+                        "no resource for {} {}",
+                        obj.api_version(),
+                        obj.kind()
+                    ))
+                })?;
+            let created = crate::write::create_object(&self.shared, &def, obj).await?;
+            last = created.resource_version_u64();
+        }
+        Ok(last)
+    }
+
+    /// The storage's current revision.
+    pub async fn storage_revision(&self) -> Result<u64, ApiError> {
+        self.shared
+            .storage
+            .revision()
+            .await
+            .map_err(|e| ApiError::internal(e.to_string()))
+    }
+
+    /// Waits until every watch cache has reached the storage's current revision.
+    pub async fn wait_caches_synced(&self) -> Result<(), ApiError> {
+        let rev = self.storage_revision().await?;
+        for cache in self.shared.caches.values() {
+            cache.wait_fresh(rev).await?;
+        }
+        Ok(())
+    }
+
+    /// Ends every open watch (clients see their streams end and must rewatch).
+    pub fn end_all_watches(&self) {
+        let old = std::mem::take(&mut *self.shared.watch_end.lock());
+        old.cancel();
+        for cache in self.shared.caches.values() {
+            cache.terminate_all_watchers();
+        }
+    }
+
+    /// Makes the next `n` requests fail with HTTP `code` and a matching Status.
+    pub fn fail_next_requests(&self, n: u32, code: u16) {
+        *self.shared.faults.fail_next.lock() = (n > 0).then_some((n, code));
+    }
+
+    /// Delays every response by `delay` (zero: none).
+    pub fn set_response_delay(&self, delay: Duration) {
+        *self.shared.faults.delay.lock() = delay;
+    }
+
+    /// Compacts the storage's history at its current revision: watches and exact reads of older
+    /// revisions are 410 Expired, and so are watches from before what each watch cache has
+    /// reached (their event windows are emptied). Open watches continue.
+    pub async fn compact_now(&self) -> Result<u64, ApiError> {
+        let rev = self.storage_revision().await?;
+        self.shared
+            .storage
+            .compact(rev)
+            .await
+            .map_err(|e| ApiError::internal(e.to_string()))?;
+        for cache in self.shared.caches.values() {
+            cache.compact_window();
+        }
+        Ok(rev)
+    }
+
+    /// Sends a line that is not JSON to every open watch.
+    pub fn inject_malformed_watch_line(&self) {
+        let bytes = Bytes::from_static(b"{\"type\":\"ADDED\",\"object\":{not json\n");
+        for cache in self.shared.caches.values() {
+            cache.broadcast_raw(&bytes);
+        }
+    }
+
+    /// Stops the background tasks (caches, dispatchers) and ends every watch.
+    pub fn shutdown(&self) {
+        self.end_all_watches();
+        self.shared.shutdown.cancel();
+    }
+}

@@ -1,0 +1,127 @@
+//! [`TestServer`]: an [`ApiServer`] listening on 127.0.0.1 with a free port, for tests.
+
+use std::net::SocketAddr;
+use std::ops::Deref;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::server::{ApiServer, ApiServerBuilder};
+
+/// Why a server could not be started or a client configured.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// Binding or serving failed.
+    #[error("i/o error: {0}")]
+    Io(#[from] std::io::Error),
+    /// The kube client could not be built.
+    #[error("client error: {0}")]
+    Client(String),
+}
+
+/// An [`ApiServer`] served over HTTP on `127.0.0.1` at a free port, stopped when dropped.
+///
+/// Derefs to the [`ApiServer`], so seeding ([`ApiServer::seed`]) and fault injection
+/// ([`ApiServer::end_all_watches`], [`ApiServer::fail_next_requests`], [`ApiServer::compact_now`],
+/// [`ApiServer::set_response_delay`], [`ApiServer::inject_malformed_watch_line`]) are at hand.
+#[derive(Debug)]
+pub struct TestServer {
+    server: ApiServer,
+    addr: SocketAddr,
+    stop: CancellationToken,
+}
+
+impl TestServer {
+    /// Starts a server with the built-in resources.
+    pub async fn start() -> Result<Self, ServeError> {
+        Self::start_with(ApiServer::builder()).await
+    }
+
+    /// Starts the server built by `builder`.
+    pub async fn start_with(builder: ApiServerBuilder) -> Result<Self, ServeError> {
+        let server = builder.build();
+        let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
+        let addr = listener.local_addr()?;
+        let stop = CancellationToken::new();
+        tokio::spawn(serve(listener, server.clone(), stop.clone()));
+        Ok(Self { server, addr, stop })
+    }
+
+    /// The address served.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The base URL, `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// A kube client configured for this server (with its token, if any).
+    pub fn client(&self) -> Result<kube_client::Client, ServeError> {
+        client_for(
+            &self.url(),
+            self.server.shared.config.token.as_deref(),
+            "default",
+        )
+    }
+
+    /// The server.
+    pub fn server(&self) -> &ApiServer {
+        &self.server
+    }
+}
+
+impl Deref for TestServer {
+    type Target = ApiServer;
+
+    fn deref(&self) -> &ApiServer {
+        &self.server
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.stop.cancel();
+        self.server.shutdown();
+    }
+}
+
+/// A kube client for `url` with an optional bearer token, defaulting to `namespace`.
+pub fn client_for(
+    url: &str,
+    token: Option<&str>,
+    namespace: &str,
+) -> Result<kube_client::Client, ServeError> {
+    let uri: http::Uri = url
+        .parse()
+        .map_err(|e: http::uri::InvalidUri| ServeError::Client(e.to_string()))?;
+    let mut config = kube_client::Config::new(uri);
+    namespace.clone_into(&mut config.default_namespace);
+    config.read_timeout = Some(Duration::from_secs(295));
+    if let Some(token) = token {
+        config.auth_info.token = Some(token.to_owned().into());
+    }
+    kube_client::Client::try_from(config).map_err(|e| ServeError::Client(e.to_string()))
+}
+
+/// Serves `server` on `listener` until `stop` (then shuts the server down).
+pub async fn serve(
+    listener: TcpListener,
+    server: ApiServer,
+    stop: CancellationToken,
+) -> Result<(), ServeError> {
+    let router = server.router();
+    let shutdown = stop.clone();
+    let on_stop = server.clone();
+    let result = axum::serve(listener, router)
+        .with_graceful_shutdown(async move {
+            shutdown.cancelled().await;
+            on_stop.end_all_watches();
+        })
+        .await;
+    server.shutdown();
+    result.map_err(ServeError::Io)
+}

@@ -1,0 +1,1 @@
+//! Integration tests of kcache-apiserver over real HTTP.
