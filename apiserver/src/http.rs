@@ -69,6 +69,7 @@ enum Route<'a> {
     Group(&'a str),
     Resources(&'a str, &'a str),
     Resource(ResourcePath<'a>),
+    OpenApiV2,
     NotFound,
 }
 
@@ -86,6 +87,7 @@ pub(crate) struct ResourcePath<'a> {
 fn route<'a>(shared: &Shared, segs: &[&'a str]) -> Route<'a> {
     match segs {
         ["version"] => Route::Version,
+        ["openapi", "v2"] => Route::OpenApiV2,
         ["api"] => Route::CoreVersions,
         ["api", "v1"] => Route::Resources("", "v1"),
         ["apis"] => Route::Groups,
@@ -697,6 +699,18 @@ fn discovery(shared: &Shared, route: Route<'_>) -> Result<Response, ApiError> {
                 format!("{g}/{v}")
             };
             json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources})
+        }
+        Route::OpenApiV2 => {
+            // An empty OpenAPI v2 document (protobuf): kubectl then validates nothing on the
+            // client and computes strategic merge patches from its compiled-in types.
+            let mut resp = Response::new(Body::empty());
+            resp.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static(
+                    "application/com.github.proto-openapi.spec.v2.v1.0+protobuf",
+                ),
+            );
+            return Ok(resp);
         }
         Route::Resource(_) | Route::NotFound => return Err(ApiError::no_route()),
     };

@@ -274,20 +274,24 @@ impl ApiServer {
     pub async fn seed(&self, objects: impl IntoIterator<Item = Object>) -> Result<u64, ApiError> {
         let mut last = 0;
         for obj in objects {
-            let def = self
-                .resource_for_kind(obj.api_version(), obj.kind())
-                .cloned()
-                .ok_or_else(|| {
-                    ApiError::bad_request(format!(
-                        "no resource for {} {}",
-                        obj.api_version(),
-                        obj.kind()
-                    ))
-                })?;
-            let created = crate::write::create_object(&self.shared, &def, obj).await?;
-            last = created.resource_version_u64();
+            last = self.create(obj).await?.resource_version_u64();
         }
         Ok(last)
+    }
+
+    /// Creates one object directly in storage (as [`ApiServer::seed`]) and returns it as stored.
+    pub async fn create(&self, obj: Object) -> Result<Arc<Object>, ApiError> {
+        let def = self
+            .resource_for_kind(obj.api_version(), obj.kind())
+            .cloned()
+            .ok_or_else(|| {
+                ApiError::bad_request(format!(
+                    "no resource for {} {}",
+                    obj.api_version(),
+                    obj.kind()
+                ))
+            })?;
+        crate::write::create_object(&self.shared, &def, obj).await
     }
 
     /// The storage's current revision.

@@ -174,6 +174,11 @@ fn prepare_create(
     }
     meta.generation = Some(1);
     meta.resource_version = None;
+    if def.api.kind == "Namespace" && !obj.data().contains_key("status") {
+        obj.data_mut()
+            .insert("status".into(), serde_json::json!({"phase": "Active"}));
+    }
+    let meta = obj.meta_mut();
     meta.deletion_timestamp = None;
     meta.deletion_grace_period_seconds = None;
     Ok(obj)
