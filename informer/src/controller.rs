@@ -421,7 +421,7 @@ pub(crate) fn dispatch_catching<K, H: ResourceEventHandler<K> + ?Sized>(
 ///     },
 ///     |_| async { Ok(Box::pin(stream::pending()) as WatchStream<ConfigMap>) },
 /// );
-/// let handler = ResourceEventHandlerFuncs::new().on_add(|cm: &Arc<ConfigMap>, initial| {
+/// let handler = ResourceEventHandlerFuncs::new().add_func(|cm: &Arc<ConfigMap>, initial| {
 ///     assert!(initial);
 ///     assert_eq!(cm.metadata.name.as_deref(), Some("settings"));
 /// });

@@ -74,7 +74,7 @@ type DeleteFn<K> = Box<dyn Fn(&MaybeTombstone<K>) + Send + Sync>;
 ///
 /// let handler = ResourceEventHandlerFuncs::<Pod>::new()
 ///     .on_add(|pod, _initial| tracing::info!(name = ?pod.metadata.name, "added"))
-///     .on_delete(|pod| tracing::info!(tombstone = pod.is_tombstone(), "deleted"));
+///     .delete_func(|pod| tracing::info!(tombstone = pod.is_tombstone(), "deleted"));
 /// # let _ = handler;
 /// ```
 pub struct ResourceEventHandlerFuncs<K> {
@@ -111,21 +111,21 @@ impl<K> ResourceEventHandlerFuncs<K> {
 
     /// Sets the add closure: `(object, is_in_initial_list)`.
     #[must_use]
-    pub fn on_add(mut self, f: impl Fn(&Arc<K>, bool) + Send + Sync + 'static) -> Self {
+    pub fn add_func(mut self, f: impl Fn(&Arc<K>, bool) + Send + Sync + 'static) -> Self {
         self.add = Some(Box::new(f));
         self
     }
 
     /// Sets the update closure: `(old, new)`.
     #[must_use]
-    pub fn on_update(mut self, f: impl Fn(&Arc<K>, &Arc<K>) + Send + Sync + 'static) -> Self {
+    pub fn update_func(mut self, f: impl Fn(&Arc<K>, &Arc<K>) + Send + Sync + 'static) -> Self {
         self.update = Some(Box::new(f));
         self
     }
 
     /// Sets the delete closure: the object or its tombstone.
     #[must_use]
-    pub fn on_delete(mut self, f: impl Fn(&MaybeTombstone<K>) + Send + Sync + 'static) -> Self {
+    pub fn delete_func(mut self, f: impl Fn(&MaybeTombstone<K>) + Send + Sync + 'static) -> Self {
         self.delete = Some(Box::new(f));
         self
     }
@@ -160,7 +160,7 @@ impl<K: Send + Sync + 'static> ResourceEventHandler<K> for ResourceEventHandlerF
 ///
 /// let running_only = FilteringResourceEventHandler::new(
 ///     |pod: &Pod| pod.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running"),
-///     ResourceEventHandlerFuncs::new().on_add(|pod: &std::sync::Arc<Pod>, _| {
+///     ResourceEventHandlerFuncs::new().add_func(|pod: &std::sync::Arc<Pod>, _| {
 ///         tracing::info!(name = ?pod.metadata.name, "running");
 ///     }),
 /// );

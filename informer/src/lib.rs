@@ -47,7 +47,7 @@
 //! let informer = SharedIndexInformer::builder(lw).name("pods").build();
 //!
 //! let adds = Arc::new(AtomicUsize::new(0));
-//! let registration = informer.add_event_handler(ResourceEventHandlerFuncs::new().on_add({
+//! let registration = informer.add_event_handler(ResourceEventHandlerFuncs::new().add_func({
 //!     let adds = adds.clone();
 //!     move |_pod: &Arc<Pod>, _initial| {
 //!         adds.fetch_add(1, Ordering::Relaxed);

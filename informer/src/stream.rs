@@ -25,7 +25,7 @@ pub struct EventStream<K> {
 impl<K> fmt::Debug for EventStream<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("EventStream")
-            .field("buffered", &self.rx.len())
+            .field("queued", &self.rx.len())
             .field("registration", &self.registration)
             .finish()
     }
@@ -46,7 +46,7 @@ impl<K> EventStream<K> {
     }
 
     /// The number of notifications waiting in the stream's buffer.
-    pub fn buffered(&self) -> usize {
+    pub fn queued(&self) -> usize {
         self.rx.len()
     }
 }

@@ -1,0 +1,131 @@
+//! Shared helpers: a recording handler, fixtures and waiting helpers.
+
+use std::sync::Arc;
+
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::Pod;
+use kcache_informer::{EventStream, InformerEvent, ResourceEventHandler, SharedIndexInformer};
+use kcache_reflector::testing::FakeControllerSource;
+use kcache_store::{MaybeTombstone, meta_namespace_key};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// A fixture pod `i` (single namespace).
+pub(crate) fn pod(i: usize) -> Pod {
+    kcache_store::testing::pod(i, 1)
+}
+
+/// The key of fixture pod `i`.
+pub(crate) fn key(i: usize) -> String {
+    meta_namespace_key(&pod(i)).unwrap()
+}
+
+/// A short description of an event: `add <key> <initial>`, `update <key> <old rv>-><new rv>`,
+/// `delete <key>` or `delete-tombstone <key>`.
+pub(crate) fn describe(event: &InformerEvent<Pod>) -> String {
+    let k = |p: &Pod| meta_namespace_key(p).unwrap();
+    let rv = |p: &Pod| p.metadata.resource_version.clone().unwrap_or_default();
+    match event {
+        InformerEvent::Add {
+            obj,
+            is_in_initial_list,
+        } => format!("add {} {}", k(obj), is_in_initial_list),
+        InformerEvent::Update { old, new } => format!("update {} {}->{}", k(new), rv(old), rv(new)),
+        InformerEvent::Delete(MaybeTombstone::Object(o)) => format!("delete {}", k(o)),
+        InformerEvent::Delete(MaybeTombstone::Tombstone(t)) => {
+            format!("delete-tombstone {}", t.key)
+        }
+    }
+}
+
+/// A handler sending a description of every notification to a channel.
+pub(crate) struct Recorder {
+    tx: mpsc::UnboundedSender<String>,
+}
+
+impl Recorder {
+    pub(crate) fn new() -> (Self, mpsc::UnboundedReceiver<String>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        (Self { tx }, rx)
+    }
+}
+
+impl ResourceEventHandler<Pod> for Recorder {
+    fn on_add(&self, obj: &Arc<Pod>, is_in_initial_list: bool) {
+        let _ = self.tx.send(describe(&InformerEvent::Add {
+            obj: obj.clone(),
+            is_in_initial_list,
+        }));
+    }
+    fn on_update(&self, old: &Arc<Pod>, new: &Arc<Pod>) {
+        let _ = self.tx.send(describe(&InformerEvent::Update {
+            old: old.clone(),
+            new: new.clone(),
+        }));
+    }
+    fn on_delete(&self, obj: &MaybeTombstone<Pod>) {
+        let _ = self.tx.send(describe(&InformerEvent::Delete(obj.clone())));
+    }
+}
+
+/// Receives `n` descriptions.
+pub(crate) async fn recv_n(rx: &mut mpsc::UnboundedReceiver<String>, n: usize) -> Vec<String> {
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        out.push(rx.recv().await.expect("channel closed"));
+    }
+    out
+}
+
+/// Takes `n` events from a stream, described.
+pub(crate) async fn take_n(stream: &mut EventStream<Pod>, n: usize) -> Vec<String> {
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        out.push(describe(&stream.next().await.expect("stream ended")));
+    }
+    out
+}
+
+/// Sorted copy (for sets of events whose order is not specified).
+pub(crate) fn sorted(mut v: Vec<String>) -> Vec<String> {
+    v.sort();
+    v
+}
+
+/// A running informer over a fake source.
+pub(crate) struct Running {
+    pub(crate) informer: SharedIndexInformer<Pod>,
+    pub(crate) shutdown: CancellationToken,
+    pub(crate) task: tokio::task::JoinHandle<Result<(), kcache_informer::InformerError>>,
+}
+
+impl Running {
+    pub(crate) fn start(
+        _source: Arc<FakeControllerSource<Pod>>,
+        informer: SharedIndexInformer<Pod>,
+    ) -> Self {
+        let shutdown = CancellationToken::new();
+        let task = tokio::spawn(informer.run(shutdown.clone()));
+        Self {
+            informer,
+            shutdown,
+            task,
+        }
+    }
+
+    pub(crate) async fn wait_synced(&self) {
+        assert!(kcache_informer::wait_for_cache_sync(&self.shutdown, &[&self.informer]).await);
+    }
+
+    pub(crate) async fn stop(self) {
+        self.shutdown.cancel();
+        self.task.await.unwrap().unwrap();
+    }
+}
+
+/// A source holding fixture pods `0..n`.
+pub(crate) fn source_with(n: usize) -> Arc<FakeControllerSource<Pod>> {
+    let source = Arc::new(FakeControllerSource::new());
+    source.add_all((0..n).map(pod));
+    source
+}

@@ -1,0 +1,8 @@
+//! Integration tests of kcache-informer, named after the behaviours in the reference.
+
+mod common;
+mod controller;
+mod handlers;
+mod logs;
+mod resync;
+mod shared_informer;

@@ -1,0 +1,427 @@
+//! SharedIndexInformer behaviours against the reflector's fake source, with paused time.
+
+use std::sync::Arc;
+
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::Pod;
+use kcache_informer::{
+    InformerError, QueueMode, ResourceEventHandlerFuncs, SharedIndexInformer, wait_for_cache_sync,
+};
+use kcache_reflector::ListWatchError;
+use kcache_store::{Indexers, Store, label_index_func};
+use tokio_util::sync::CancellationToken;
+
+use crate::common::{Recorder, Running, describe, key, pod, recv_n, sorted, source_with, take_n};
+
+fn informer(
+    source: &Arc<kcache_reflector::testing::FakeControllerSource<Pod>>,
+) -> SharedIndexInformer<Pod> {
+    SharedIndexInformer::builder(Arc::clone(source))
+        .name("pods")
+        .build()
+}
+
+#[tokio::test(start_paused = true)]
+async fn initial_list_reaches_every_handler_as_initial_adds() {
+    let source = source_with(3);
+    let informer = informer(&source);
+    let (a, mut rx_a) = Recorder::new();
+    let (b, mut rx_b) = Recorder::new();
+    let reg_a = informer.add_event_handler(a).unwrap();
+    let reg_b = informer.add_event_handler(b).unwrap();
+    assert!(!informer.has_synced());
+    assert!(!reg_a.has_synced());
+    let running = Running::start(source, informer.clone());
+    running.wait_synced().await;
+    let expected: Vec<String> = (0..3).map(|i| format!("add {} true", key(i))).collect();
+    assert_eq!(sorted(recv_n(&mut rx_a, 3).await), sorted(expected.clone()));
+    assert_eq!(sorted(recv_n(&mut rx_b, 3).await), sorted(expected));
+    assert!(wait_for_cache_sync(&running.shutdown, &[&reg_a, &reg_b]).await);
+    assert_eq!(informer.indexer().len(), 3);
+    assert_eq!(informer.last_sync_resource_version(), "3");
+    running.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn watch_events_reach_handlers_in_order() {
+    let source = source_with(1);
+    let informer = informer(&source);
+    let (rec, mut rx) = Recorder::new();
+    informer.add_event_handler(rec).unwrap();
+    let running = Running::start(Arc::clone(&source), informer);
+    running.wait_synced().await;
+    recv_n(&mut rx, 1).await;
+    source.add(pod(1));
+    let mut changed = pod(0);
+    changed.metadata.labels = Some([("x".to_string(), "y".to_string())].into());
+    source.modify(changed);
+    source.delete(pod(1));
+    assert_eq!(
+        recv_n(&mut rx, 3).await,
+        vec![
+            format!("add {} false", key(1)),
+            format!("update {} 1->3", key(0)),
+            format!("delete {}", key(1))
+        ]
+    );
+    running.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn late_handler_gets_replay_then_synced() {
+    let source = source_with(3);
+    let informer = informer(&source);
+    let running = Running::start(Arc::clone(&source), informer.clone());
+    running.wait_synced().await;
+
+    let mut late = informer.event_stream().unwrap();
+    assert!(
+        !late.registration().has_synced(),
+        "not synced before the replay is consumed"
+    );
+    let replay = take_n(&mut late, 3).await;
+    let expected: Vec<String> = (0..3).map(|i| format!("add {} true", key(i))).collect();
+    assert_eq!(sorted(replay), sorted(expected));
+    assert!(late.registration().has_synced());
+
+    // Then live events.
+    source.add(pod(3));
+    assert_eq!(
+        take_n(&mut late, 1).await,
+        vec![format!("add {} false", key(3))]
+    );
+
+    // A late callback handler too.
+    let (rec, mut rx) = Recorder::new();
+    let registration = informer.add_event_handler(rec).unwrap();
+    assert_eq!(
+        recv_n(&mut rx, 4)
+            .await
+            .iter()
+            .filter(|e| e.ends_with(" true"))
+            .count(),
+        4
+    );
+    assert!(wait_for_cache_sync(&running.shutdown, &[&registration]).await);
+    running.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn add_after_stop_is_an_error() {
+    let source = source_with(1);
+    let informer = informer(&source);
+    let running = Running::start(source, informer.clone());
+    running.wait_synced().await;
+    running.stop().await;
+    assert!(informer.is_stopped());
+    let err = informer
+        .add_event_handler(ResourceEventHandlerFuncs::new())
+        .unwrap_err();
+    assert!(matches!(err, InformerError::Stopped(_)), "{err}");
+    assert!(matches!(
+        informer.event_stream().unwrap_err(),
+        InformerError::Stopped(_)
+    ));
+}
+
+#[tokio::test(start_paused = true)]
+async fn registrations_independent_removal_idempotent() {
+    let source = source_with(1);
+    let informer = informer(&source);
+    let (rec, mut rx) = Recorder::new();
+    let rec = Arc::new(rec);
+    // The same handler twice: two registrations.
+    let first = informer.add_event_handler(Arc::clone(&rec)).unwrap();
+    let second = informer.add_event_handler(Arc::clone(&rec)).unwrap();
+    assert_eq!(informer.handler_count(), 2);
+    let running = Running::start(Arc::clone(&source), informer.clone());
+    running.wait_synced().await;
+    assert_eq!(
+        recv_n(&mut rx, 2).await,
+        vec![format!("add {} true", key(0)); 2]
+    );
+
+    informer.remove_event_handler(&first);
+    informer.remove_event_handler(&first);
+    assert_eq!(informer.handler_count(), 1);
+    assert!(second.has_synced());
+
+    source.add(pod(1));
+    assert_eq!(
+        recv_n(&mut rx, 1).await,
+        vec![format!("add {} false", key(1))]
+    );
+    running.stop().await;
+    assert!(
+        rx.try_recv().is_err(),
+        "the removed registration got nothing"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn relist_gives_is_in_initial_list_false() {
+    let source = source_with(1);
+    let informer = informer(&source);
+    let mut events = informer.event_stream().unwrap();
+    let running = Running::start(Arc::clone(&source), informer);
+    running.wait_synced().await;
+    assert_eq!(
+        take_n(&mut events, 1).await,
+        vec![format!("add {} true", key(0))]
+    );
+
+    // The watch is down while pod 1 is added, and the history is gone: a relist finds it.
+    source.end_all_watches();
+    source.add(pod(1));
+    source.compact();
+    assert_eq!(
+        take_n(&mut events, 1).await,
+        vec![format!("add {} false", key(1))]
+    );
+    running.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn relist_deletions_are_tombstones_and_unchanged_objects_reach_only_listeners_due_a_resync() {
+    let source = source_with(3);
+    let informer = informer(&source);
+    let mut a = informer.event_stream().unwrap();
+    let mut b = informer.event_stream().unwrap();
+    let running = Running::start(Arc::clone(&source), informer);
+    running.wait_synced().await;
+    take_n(&mut a, 3).await;
+    take_n(&mut b, 3).await;
+
+    source.end_all_watches();
+    let mut changed = pod(1);
+    changed.metadata.labels = Some([("changed".to_string(), "yes".to_string())].into());
+    source.modify(changed);
+    source.delete(pod(2));
+    source.compact();
+
+    let expected = vec![
+        format!("delete-tombstone {}", key(2)),
+        format!("update {} 2->4", key(1)),
+    ];
+    assert_eq!(take_n(&mut a, 2).await, expected);
+    assert_eq!(take_n(&mut b, 2).await, expected);
+    // Pod 0 is unchanged (same resource version): a resync that no listener is due.
+    assert_eq!(a.queued(), 0);
+    assert_eq!(b.queued(), 0);
+    running.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn list_errors_reach_the_error_handler() {
+    let source = source_with(1);
+    source.fail_next_list(ListWatchError::Connection("connection refused".into()));
+    let informer = informer(&source);
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    informer
+        .set_watch_error_handler(move |err| {
+            let _ = tx.send(err.to_string());
+        })
+        .unwrap();
+    let running = Running::start(source, informer);
+    let reported = rx.recv().await.unwrap();
+    assert!(reported.contains("failed to list"), "{reported}");
+    running.wait_synced().await;
+    running.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn set_transform_and_error_handler_fail_after_start() {
+    let source = source_with(1);
+    let informer = informer(&source);
+    informer.set_transform(Arc::new(Ok)).unwrap();
+    let running = Running::start(source, informer.clone());
+    running.wait_synced().await;
+    assert!(matches!(
+        informer.set_transform(Arc::new(Ok)),
+        Err(InformerError::AlreadyStarted {
+            what: "transform",
+            ..
+        })
+    ));
+    assert!(matches!(
+        informer.set_watch_error_handler(|_| {}),
+        Err(InformerError::AlreadyStarted { .. })
+    ));
+    running.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn transform_runs_before_cache_and_handlers() {
+    let source = source_with(1);
+    let informer = informer(&source);
+    informer
+        .set_transform(Arc::new(|pod: Arc<Pod>| {
+            let mut pod = Arc::unwrap_or_clone(pod);
+            pod.metadata.managed_fields = None;
+            Ok(Arc::new(pod))
+        }))
+        .unwrap();
+    let mut events = informer.event_stream().unwrap();
+    let running = Running::start(source, informer.clone());
+    running.wait_synced().await;
+    let event = events.next().await.unwrap();
+    assert!(event.object().metadata.managed_fields.is_none());
+    let cached = informer.indexer().get_by_key(&key(0)).unwrap();
+    assert!(cached.metadata.managed_fields.is_none());
+    assert!(
+        Arc::ptr_eq(&cached, event.object()),
+        "the handler and the cache share the object"
+    );
+    running.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn add_indexers_while_running_covers_cached_objects() {
+    let source = source_with(4);
+    let informer = informer(&source);
+    let running = Running::start(Arc::clone(&source), informer.clone());
+    running.wait_synced().await;
+    informer
+        .add_indexers(Indexers::from_iter([(
+            "by-tier".to_string(),
+            label_index_func("tier"),
+        )]))
+        .unwrap();
+    let tier = pod(0).metadata.labels.unwrap()["tier"].clone();
+    assert!(
+        !informer
+            .indexer()
+            .by_index("by-tier", &tier)
+            .unwrap()
+            .is_empty()
+    );
+    // A conflicting name is refused.
+    assert!(
+        informer
+            .add_indexers(Indexers::from_iter([(
+                "by-tier".to_string(),
+                label_index_func("x")
+            )]))
+            .is_err()
+    );
+    running.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn run_twice_is_an_error_and_stop_joins_every_task() {
+    let source = source_with(2);
+    let informer = informer(&source);
+    let (rec, _rx) = Recorder::new();
+    informer.add_event_handler(rec).unwrap();
+    let mut stream = informer.event_stream().unwrap();
+    let running = Running::start(source, informer.clone());
+    running.wait_synced().await;
+    let second = informer.run(CancellationToken::new()).await;
+    assert!(matches!(second, Err(InformerError::AlreadyRun(_))));
+    running.stop().await;
+    assert!(informer.is_stopped());
+    assert_eq!(informer.handler_count(), 0);
+    // The stream hands out what it buffered, then ends.
+    take_n(&mut stream, 2).await;
+    assert!(stream.next().await.is_none());
+}
+
+#[tokio::test(start_paused = true)]
+async fn every_queue_mode_turns_a_relist_into_tombstones() {
+    for mode in [
+        QueueMode::RealFifo,
+        QueueMode::AtomicRealFifo,
+        QueueMode::DeltaFifo,
+    ] {
+        let source = source_with(2);
+        let informer = SharedIndexInformer::builder(Arc::clone(&source))
+            .queue_mode(mode)
+            .build();
+        let mut events = informer.event_stream().unwrap();
+        let running = Running::start(Arc::clone(&source), informer.clone());
+        running.wait_synced().await;
+        assert_eq!(
+            sorted(take_n(&mut events, 2).await),
+            vec![
+                format!("add {} true", key(0)),
+                format!("add {} true", key(1))
+            ]
+        );
+        source.end_all_watches();
+        source.delete(pod(1));
+        source.add(pod(2));
+        source.compact();
+        let mut got = take_n(&mut events, 2).await;
+        if mode == QueueMode::DeltaFifo {
+            // The DeltaFifo queues relisted objects before the deletions it detects.
+            got.reverse();
+        }
+        assert_eq!(
+            got,
+            vec![
+                format!("delete-tombstone {}", key(1)),
+                format!("add {} false", key(2))
+            ],
+            "{mode:?}"
+        );
+        assert_eq!(informer.indexer().len(), 2, "{mode:?}");
+        running.stop().await;
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn handler_panic_logged_and_survived() {
+    let logs = crate::logs::capture();
+    let source = source_with(2);
+    let informer = informer(&source);
+    let panicking = ResourceEventHandlerFuncs::<Pod>::new().add_func(|pod, _| {
+        if pod.metadata.resource_version.as_deref() == Some("1") {
+            panic!("handler bug");
+        }
+    });
+    let (after, mut after_rx) = Recorder::new();
+    let bad = informer
+        .add_event_handler(kcache_informer::FilteringResourceEventHandler::new(
+            |_: &Pod| true,
+            panicking,
+        ))
+        .unwrap();
+    let (rec, mut rx) = Recorder::new();
+    let good = informer.add_event_handler(rec).unwrap();
+    informer.add_event_handler(after).unwrap();
+    let running = Running::start(Arc::clone(&source), informer);
+    running.wait_synced().await;
+    assert!(
+        wait_for_cache_sync(&running.shutdown, &[&bad, &good]).await,
+        "a panicking handler still syncs"
+    );
+    assert_eq!(recv_n(&mut rx, 2).await.len(), 2);
+    recv_n(&mut after_rx, 2).await;
+    source.add(pod(2));
+    recv_n(&mut rx, 1).await;
+    running.stop().await;
+    let logs = logs.contents();
+    assert!(logs.contains("event handler panicked"), "{logs}");
+    assert!(
+        logs.contains("pods"),
+        "the informer's name is logged: {logs}"
+    );
+    assert!(logs.contains("handler bug"), "{logs}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn has_synced_false_before_start_and_event_streams_sync_when_consumed() {
+    let source = source_with(2);
+    let informer = informer(&source);
+    let mut events = informer.event_stream().unwrap();
+    assert!(!informer.has_synced());
+    let running = Running::start(source, informer.clone());
+    running.wait_synced().await;
+    assert!(!events.registration().has_synced(), "nothing consumed yet");
+    let first = events.next().await.unwrap();
+    assert!(describe(&first).ends_with(" true"));
+    assert!(!events.registration().has_synced());
+    events.next().await.unwrap();
+    assert!(events.registration().has_synced());
+    running.stop().await;
+}
