@@ -16,6 +16,13 @@ pub enum ProcessError<E> {
     Fail(E),
 }
 
+impl<E> From<E> for ProcessError<E> {
+    /// A plain error fails the item, so `?` works inside a process function.
+    fn from(e: E) -> Self {
+        Self::Fail(e)
+    }
+}
+
 /// Why a pop did not succeed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

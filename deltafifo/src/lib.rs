@@ -64,7 +64,7 @@
 //!         Err(e) => panic!("{e}"),
 //!     }
 //! }
-//! assert_eq!(indexer.list_keys().len(), 1);
+//! assert_eq!(indexer.len(), 1);
 //! assert!(fifo.has_synced());
 //!
 //! // A controller worker.

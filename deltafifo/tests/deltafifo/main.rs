@@ -1,0 +1,10 @@
+//! Integration tests of kcache-deltafifo, named after the behaviours in the reference.
+
+mod common;
+mod concurrency;
+mod delta_fifo;
+mod fifo;
+mod proptests;
+mod rate_limiter;
+mod real_fifo;
+mod workqueue;

@@ -1,0 +1,304 @@
+//! Property tests: random operation sequences checked against plain reference models.
+
+use std::collections::{HashMap, HashSet};
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::Pod;
+use kcache_deltafifo::DeltaType::{self, Added, Deleted, Sync, Updated};
+use kcache_deltafifo::{DeltaFifo, DeltaFifoOptions, ProcessError, Queue, WorkQueue};
+use kcache_store::{Indexer, KnownObjects, MaybeTombstone, Store};
+use proptest::prelude::*;
+
+use crate::common::{Summary, key, pod, summary};
+
+#[derive(Debug, Clone)]
+enum FifoOp {
+    Add(usize),
+    Update(usize),
+    Delete(usize),
+    Replace(Vec<usize>),
+    Resync,
+    Pop,
+}
+
+fn fifo_op() -> impl Strategy<Value = FifoOp> {
+    let k = 0..5usize;
+    prop_oneof![
+        3 => k.clone().prop_map(FifoOp::Add),
+        3 => k.clone().prop_map(FifoOp::Update),
+        2 => k.clone().prop_map(FifoOp::Delete),
+        1 => proptest::collection::vec(k, 0..4).prop_map(FifoOp::Replace),
+        1 => Just(FifoOp::Resync),
+        4 => Just(FifoOp::Pop),
+    ]
+}
+
+/// The reference model of a DeltaFIFO: a list of keys and a list of (type, tombstone, rv) per key.
+#[derive(Default)]
+struct Model {
+    queue: Vec<String>,
+    items: HashMap<String, Vec<Summary>>,
+    populated: bool,
+    initial: usize,
+}
+
+impl Model {
+    fn push(&mut self, key: &str, delta: Summary) {
+        let deltas = self.items.entry(key.to_owned()).or_default();
+        if deltas.is_empty() {
+            self.queue.push(key.to_owned());
+        }
+        deltas.push(delta);
+        let n = deltas.len();
+        if n >= 2 && deltas[n - 1].0 == Deleted && deltas[n - 2].0 == Deleted {
+            if deltas[n - 2].1 {
+                deltas.remove(n - 2);
+            } else {
+                deltas.pop();
+            }
+        }
+    }
+
+    fn has_synced(&self) -> bool {
+        self.populated && self.initial == 0
+    }
+}
+
+fn rv_of(p: &Pod) -> u64 {
+    crate::common::rv(p)
+}
+
+/// What an informer does with popped deltas: apply them to the indexer.
+fn apply(indexer: &Indexer<Pod>, key: &str, deltas: &[Summary], newest: &Arc<Pod>) {
+    match deltas.last().map(|d| d.0) {
+        Some(Deleted) => {
+            indexer.delete_by_key(key);
+        }
+        Some(_) => indexer.update(newest.clone()).unwrap(),
+        None => {}
+    }
+}
+
+fn run_fifo(ops: Vec<FifoOp>) -> Result<(), TestCaseError> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let indexer = Arc::new(Indexer::<Pod>::default());
+    let known: Arc<dyn KnownObjects<Pod>> = indexer.clone();
+    let fifo = DeltaFifo::new(DeltaFifoOptions::default().known_objects(known));
+    let mut model = Model::default();
+    let mut next_rv = 0u64;
+    let mut rv = || {
+        next_rv += 1;
+        next_rv
+    };
+    for op in ops {
+        match op {
+            FifoOp::Add(i) | FifoOp::Update(i) => {
+                let (kind, v) = (
+                    if matches!(op, FifoOp::Add(_)) {
+                        Added
+                    } else {
+                        Updated
+                    },
+                    rv(),
+                );
+                if kind == Added {
+                    fifo.add(pod(i, v))
+                } else {
+                    fifo.update(pod(i, v))
+                }
+                .unwrap();
+                model.populated = true;
+                model.push(&key(i), (kind, false, v));
+            }
+            FifoOp::Delete(i) => {
+                let v = rv();
+                fifo.delete(pod(i, v)).unwrap();
+                model.populated = true;
+                let k = key(i);
+                let queued = model.items.get(&k).is_some_and(|d| !d.is_empty());
+                if queued || KnownObjects::get_by_key(&*indexer, &k).is_some() {
+                    model.push(&k, (Deleted, false, v));
+                }
+            }
+            FifoOp::Replace(list) => {
+                let objs: Vec<Arc<Pod>> = list.iter().map(|&i| pod(i, rv())).collect();
+                fifo.replace(objs.clone(), "0").unwrap();
+                let listed: HashSet<String> = list.iter().map(|&i| key(i)).collect();
+                for o in &objs {
+                    model.push(
+                        &kcache_store::meta_namespace_key(&**o).unwrap(),
+                        (Sync, false, rv_of(o)),
+                    );
+                }
+                let mut deletions = 0;
+                for k in model.queue.clone() {
+                    if listed.contains(&k) {
+                        continue;
+                    }
+                    let newest = model.items[&k].last().unwrap().2;
+                    model.push(&k, (Deleted, true, newest));
+                    deletions += 1;
+                }
+                for k in KnownObjects::list_keys(&*indexer) {
+                    if listed.contains(&*k) || model.items.get(&*k).is_some_and(|d| !d.is_empty()) {
+                        continue;
+                    }
+                    let obj = KnownObjects::get_by_key(&*indexer, &k).unwrap();
+                    model.push(&k, (Deleted, true, rv_of(&obj)));
+                    deletions += 1;
+                }
+                if !model.populated {
+                    model.populated = true;
+                    model.initial = listed.len() + deletions;
+                }
+            }
+            FifoOp::Resync => {
+                fifo.resync().unwrap();
+                for k in KnownObjects::list_keys(&*indexer) {
+                    if model.items.get(&*k).is_some_and(|d| !d.is_empty()) {
+                        continue;
+                    }
+                    let obj = KnownObjects::get_by_key(&*indexer, &k).unwrap();
+                    model.push(&k, (Sync, false, rv_of(&obj)));
+                }
+            }
+            FifoOp::Pop => {
+                if model.queue.is_empty() {
+                    prop_assert!(fifo.is_empty());
+                    continue;
+                }
+                let k = model.queue.remove(0);
+                let expected = model.items.remove(&k).unwrap();
+                let expected_initial = !model.has_synced();
+                model.initial = model.initial.saturating_sub(1);
+                let (got_key, got, initial) = rt
+                    .block_on(fifo.pop(|d, initial| {
+                        let key = fifo.key_of_deltas(d).unwrap();
+                        let s = summary(d);
+                        apply(&indexer, &key, &s, d.newest_object().unwrap());
+                        Ok::<_, ProcessError<Infallible>>((key, s, initial))
+                    }))
+                    .unwrap();
+                prop_assert_eq!(&got_key, &k);
+                prop_assert_eq!(got, expected);
+                prop_assert_eq!(initial, expected_initial);
+            }
+        }
+        prop_assert_eq!(fifo.len(), model.queue.len());
+        prop_assert_eq!(fifo.has_synced(), model.has_synced());
+        let keys: Vec<String> = Store::list_keys(&fifo)
+            .iter()
+            .map(|k| k.to_string())
+            .collect();
+        prop_assert_eq!(&keys, &model.queue);
+    }
+    Ok(())
+}
+
+#[derive(Debug, Clone)]
+enum WorkOp {
+    Add(u8),
+    Get(usize),
+    Done(usize),
+}
+
+fn work_op() -> impl Strategy<Value = WorkOp> {
+    prop_oneof![
+        (0..6u8).prop_map(WorkOp::Add),
+        (0..3usize).prop_map(WorkOp::Get),
+        (0..3usize).prop_map(WorkOp::Done),
+    ]
+}
+
+fn run_work(ops: Vec<WorkOp>) -> Result<(), TestCaseError> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let q = WorkQueue::<u8>::new();
+    let mut held: [Option<u8>; 3] = [None; 3];
+    let mut last_add: HashMap<u8, usize> = HashMap::new();
+    let mut last_handout: HashMap<u8, usize> = HashMap::new();
+    let mut step = 0;
+    let mut hand_out =
+        |item: u8, held: &[Option<u8>; 3], step: usize| -> Result<(), TestCaseError> {
+            prop_assert!(
+                !held.contains(&Some(item)),
+                "{} handed to two workers",
+                item
+            );
+            last_handout.insert(item, step);
+            Ok(())
+        };
+    for op in ops {
+        step += 1;
+        match op {
+            WorkOp::Add(item) => {
+                q.add(item);
+                last_add.insert(item, step);
+            }
+            WorkOp::Get(w) => {
+                if held[w].is_none() && !q.is_empty() {
+                    let item = rt.block_on(q.get()).unwrap();
+                    hand_out(item, &held, step)?;
+                    held[w] = Some(item);
+                }
+            }
+            WorkOp::Done(w) => {
+                if let Some(item) = held[w].take() {
+                    q.done(&item);
+                }
+            }
+        }
+    }
+    // Finish: the workers complete, the queue shuts down and is drained.
+    for h in &mut held {
+        if let Some(item) = h.take() {
+            q.done(&item);
+        }
+    }
+    q.shut_down();
+    while let Some(item) = rt.block_on(q.get()) {
+        step += 1;
+        hand_out(item, &held, step)?;
+        q.done(&item);
+    }
+    for (item, added) in &last_add {
+        let handed = last_handout.get(item).copied().unwrap_or(0);
+        prop_assert!(
+            handed > *added,
+            "{} added at {} but last handed out at {}",
+            item,
+            added,
+            handed
+        );
+    }
+    prop_assert_eq!(q.processing(), 0);
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    #[test]
+    fn delta_fifo_matches_the_reference_model(ops in proptest::collection::vec(fifo_op(), 0..40)) {
+        run_fifo(ops)?;
+    }
+
+    #[test]
+    fn work_queue_never_hands_an_item_to_two_workers_and_loses_nothing(
+        ops in proptest::collection::vec(work_op(), 0..80)
+    ) {
+        run_work(ops)?;
+    }
+}
+
+#[test]
+fn delta_type_is_exhaustive_for_the_model() {
+    // The model only produces per-object kinds.
+    let kinds = [Added, Updated, Deleted, Sync, DeltaType::Replaced];
+    assert_eq!(kinds.len(), 5);
+    let _ = MaybeTombstone::Object(pod(0, 1));
+}
