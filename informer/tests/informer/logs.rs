@@ -1,7 +1,7 @@
-//! Captures the `tracing` output of the current thread (tests run on a current-thread runtime).
+//! Captures `tracing` output (warnings and errors) of the whole test binary into one buffer.
 
 use std::io::Write;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
 
@@ -18,29 +18,31 @@ impl Write for Buffer {
     }
 }
 
-/// Logs captured until dropped.
-pub(crate) struct Captured {
-    buffer: Buffer,
-    _guard: tracing::subscriber::DefaultGuard,
+static BUFFER: OnceLock<Buffer> = OnceLock::new();
+
+/// Installs the capturing subscriber as the global default (once per test binary).
+pub(crate) fn capture() {
+    BUFFER.get_or_init(|| {
+        let buffer = Buffer::default();
+        let writer = buffer.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .with_max_level(tracing::Level::WARN)
+            .finish();
+        let _ = tracing::subscriber::set_global_default(subscriber);
+        buffer
+    });
 }
 
-impl Captured {
-    pub(crate) fn contents(&self) -> String {
-        String::from_utf8_lossy(&self.buffer.0.lock()).into_owned()
-    }
-}
-
-/// Starts capturing this thread's logs.
-pub(crate) fn capture() -> Captured {
-    let buffer = Buffer::default();
-    let writer = buffer.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .with_max_level(tracing::Level::WARN)
-        .finish();
-    Captured {
-        buffer,
-        _guard: tracing::subscriber::set_default(subscriber),
-    }
+/// The captured lines containing `needle`.
+pub(crate) fn lines_with(needle: &str) -> Vec<String> {
+    let Some(buffer) = BUFFER.get() else {
+        return Vec::new();
+    };
+    String::from_utf8_lossy(&buffer.0.lock())
+        .lines()
+        .filter(|l| l.contains(needle))
+        .map(str::to_owned)
+        .collect()
 }

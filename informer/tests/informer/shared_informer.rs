@@ -371,9 +371,11 @@ async fn every_queue_mode_turns_a_relist_into_tombstones() {
 
 #[tokio::test(start_paused = true)]
 async fn handler_panic_logged_and_survived() {
-    let logs = crate::logs::capture();
+    crate::logs::capture();
     let source = source_with(2);
-    let informer = informer(&source);
+    let informer = SharedIndexInformer::builder(Arc::clone(&source))
+        .name("panicky-pods")
+        .build();
     let panicking = ResourceEventHandlerFuncs::<Pod>::new().add_func(|pod, _| {
         if pod.metadata.resource_version.as_deref() == Some("1") {
             panic!("handler bug");
@@ -400,13 +402,10 @@ async fn handler_panic_logged_and_survived() {
     source.add(pod(2));
     recv_n(&mut rx, 1).await;
     running.stop().await;
-    let logs = logs.contents();
-    assert!(logs.contains("event handler panicked"), "{logs}");
-    assert!(
-        logs.contains("pods"),
-        "the informer's name is logged: {logs}"
-    );
-    assert!(logs.contains("handler bug"), "{logs}");
+    let logs = crate::logs::lines_with("panicky-pods");
+    assert_eq!(logs.len(), 1, "one panic logged with the informer's name: {logs:?}");
+    assert!(logs[0].contains("event handler panicked"), "{logs:?}");
+    assert!(logs[0].contains("handler bug"), "{logs:?}");
 }
 
 #[tokio::test(start_paused = true)]
