@@ -69,15 +69,18 @@
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod api;
 mod controller;
 mod error;
 mod handler;
+mod object_cache;
 mod processor;
 mod queue;
 mod shared_informer;
 mod stream;
 mod sync;
 
+pub use api::{ApiListerWatcher, list_watch_error};
 pub use controller::{
     Controller, ControllerConfig, ProcessFunc, new_indexer_informer, new_informer,
     new_transforming_indexer_informer, new_transforming_informer, process_deltas,
@@ -87,6 +90,7 @@ pub use handler::{
     FilteringResourceEventHandler, InformerEvent, ResourceEventHandler, ResourceEventHandlerFuncs,
 };
 pub use kcache_store::{Lister, NamespaceLister};
+pub use object_cache::{DEFAULT_SYNC_TIMEOUT, ImmutableCheck, ListerWatcherFactory, ObjectCache};
 pub use processor::{MINIMUM_RESYNC_PERIOD, ResourceEventHandlerRegistration};
 pub use queue::{InformerQueue, QueueMode};
 pub use shared_informer::{

@@ -403,7 +403,11 @@ async fn handler_panic_logged_and_survived() {
     recv_n(&mut rx, 1).await;
     running.stop().await;
     let logs = crate::logs::lines_with("panicky-pods");
-    assert_eq!(logs.len(), 1, "one panic logged with the informer's name: {logs:?}");
+    assert_eq!(
+        logs.len(),
+        1,
+        "one panic logged with the informer's name: {logs:?}"
+    );
     assert!(logs[0].contains("event handler panicked"), "{logs:?}");
     assert!(logs[0].contains("handler bug"), "{logs:?}");
 }
