@@ -116,16 +116,18 @@ where
 {
     fn list(&self, options: &ListOptions) -> ListFuture<'_, K> {
         let (label_selector, field_selector) = self.selectors(options);
-        let mut params = ListParams::default();
-        params.label_selector = label_selector;
-        params.field_selector = field_selector;
-        params.limit = options.limit;
-        params.continue_token = options.continue_token.clone();
-        params.resource_version = options.resource_version.clone();
-        params.version_match = options.resource_version_match.map(|m| match m {
-            ResourceVersionMatch::Exact => VersionMatch::Exact,
-            ResourceVersionMatch::NotOlderThan => VersionMatch::NotOlderThan,
-        });
+        let params = ListParams {
+            label_selector,
+            field_selector,
+            limit: options.limit,
+            continue_token: options.continue_token.clone(),
+            resource_version: options.resource_version.clone(),
+            version_match: options.resource_version_match.map(|m| match m {
+                ResourceVersionMatch::Exact => VersionMatch::Exact,
+                ResourceVersionMatch::NotOlderThan => VersionMatch::NotOlderThan,
+            }),
+            ..ListParams::default()
+        };
         Box::pin(async move {
             let list = self.api.list(&params).await.map_err(list_watch_error)?;
             Ok(ListPage {
@@ -139,12 +141,13 @@ where
 
     fn watch(&self, options: &ListOptions) -> WatchFuture<'_, K> {
         let (label_selector, field_selector) = self.selectors(options);
-        let mut params = WatchParams::default();
-        params.label_selector = label_selector;
-        params.field_selector = field_selector;
-        params.timeout = options.timeout_seconds;
-        params.bookmarks = options.allow_watch_bookmarks;
-        params.send_initial_events = options.send_initial_events == Some(true);
+        let params = WatchParams {
+            label_selector,
+            field_selector,
+            timeout: options.timeout_seconds,
+            bookmarks: options.allow_watch_bookmarks,
+            send_initial_events: options.send_initial_events == Some(true),
+        };
         let version = options.resource_version.clone().unwrap_or_default();
         Box::pin(async move {
             let stream = self
