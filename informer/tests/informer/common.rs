@@ -7,6 +7,7 @@ use k8s_openapi::api::core::v1::Pod;
 use kcache_informer::{EventStream, InformerEvent, ResourceEventHandler, SharedIndexInformer};
 use kcache_reflector::testing::FakeControllerSource;
 use kcache_store::{MaybeTombstone, meta_namespace_key};
+use kube_core::Resource;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -22,9 +23,9 @@ pub(crate) fn key(i: usize) -> String {
 
 /// A short description of an event: `add <key> <initial>`, `update <key> <old rv>-><new rv>`,
 /// `delete <key>` or `delete-tombstone <key>`.
-pub(crate) fn describe(event: &InformerEvent<Pod>) -> String {
-    let k = |p: &Pod| meta_namespace_key(p).unwrap();
-    let rv = |p: &Pod| p.metadata.resource_version.clone().unwrap_or_default();
+pub(crate) fn describe<K: Resource>(event: &InformerEvent<K>) -> String {
+    let k = |p: &K| meta_namespace_key(p).unwrap();
+    let rv = |p: &K| p.meta().resource_version.clone().unwrap_or_default();
     match event {
         InformerEvent::Add {
             obj,
@@ -50,20 +51,20 @@ impl Recorder {
     }
 }
 
-impl ResourceEventHandler<Pod> for Recorder {
-    fn on_add(&self, obj: &Arc<Pod>, is_in_initial_list: bool) {
+impl<K: Resource + Send + Sync> ResourceEventHandler<K> for Recorder {
+    fn on_add(&self, obj: &Arc<K>, is_in_initial_list: bool) {
         let _ = self.tx.send(describe(&InformerEvent::Add {
             obj: obj.clone(),
             is_in_initial_list,
         }));
     }
-    fn on_update(&self, old: &Arc<Pod>, new: &Arc<Pod>) {
+    fn on_update(&self, old: &Arc<K>, new: &Arc<K>) {
         let _ = self.tx.send(describe(&InformerEvent::Update {
             old: old.clone(),
             new: new.clone(),
         }));
     }
-    fn on_delete(&self, obj: &MaybeTombstone<Pod>) {
+    fn on_delete(&self, obj: &MaybeTombstone<K>) {
         let _ = self.tx.send(describe(&InformerEvent::Delete(obj.clone())));
     }
 }
@@ -78,7 +79,7 @@ pub(crate) async fn recv_n(rx: &mut mpsc::UnboundedReceiver<String>, n: usize) -
 }
 
 /// Takes `n` events from a stream, described.
-pub(crate) async fn take_n(stream: &mut EventStream<Pod>, n: usize) -> Vec<String> {
+pub(crate) async fn take_n<K: Resource>(stream: &mut EventStream<K>, n: usize) -> Vec<String> {
     let mut out = Vec::with_capacity(n);
     for _ in 0..n {
         out.push(describe(&stream.next().await.expect("stream ended")));

@@ -2,6 +2,7 @@
 
 mod common;
 mod controller;
+mod e2e;
 mod handlers;
 mod logs;
 mod resync;
