@@ -73,7 +73,7 @@ type DeleteFn<K> = Box<dyn Fn(&MaybeTombstone<K>) + Send + Sync>;
 /// use kcache_informer::ResourceEventHandlerFuncs;
 ///
 /// let handler = ResourceEventHandlerFuncs::<Pod>::new()
-///     .on_add(|pod, _initial| tracing::info!(name = ?pod.metadata.name, "added"))
+///     .add_func(|pod, _initial| tracing::info!(name = ?pod.metadata.name, "added"))
 ///     .delete_func(|pod| tracing::info!(tombstone = pod.is_tombstone(), "deleted"));
 /// # let _ = handler;
 /// ```

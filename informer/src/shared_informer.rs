@@ -650,7 +650,7 @@ impl<K: Resource + Send + Sync + 'static> HasSynced for SharedIndexInformer<K> {
 
 /// A [`SharedIndexInformer`] of any object type, for code that keeps informers of different
 /// types together (an informer factory): run, wait for sync and stop them uniformly, and get
-/// the typed informer back with [`downcast`](dyn AnyInformer::downcast).
+/// the typed informer back with `downcast`.
 pub trait AnyInformer: HasSynced + Send + Sync + fmt::Debug + 'static {
     /// The informer's name.
     fn name(&self) -> &str;
