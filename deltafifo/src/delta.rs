@@ -193,6 +193,10 @@ impl<K> Deltas<K> {
         self.0.iter().map(Delta::kind).collect()
     }
 
+    pub(crate) fn empty() -> Self {
+        Self(SmallVec::new())
+    }
+
     pub(crate) fn push(&mut self, delta: Delta<K>) {
         self.0.push(delta);
     }

@@ -16,7 +16,7 @@ use tokio::sync::Notify;
 
 use crate::delta::{Delta, DeltaType, Deltas};
 use crate::error::{PopError, ProcessError, settle};
-use crate::queue::{Population, Queue, run_transaction, wait_for};
+use crate::queue::{Population, Queue, run_logged, run_transaction, wait_for};
 
 /// How a [`DeltaFifo`] is built (client-go's `DeltaFIFOOptions`).
 pub struct DeltaFifoOptions<K> {
@@ -449,7 +449,9 @@ impl<K: Send + Sync> Queue<K> for DeltaFifo<K> {
                     continue;
                 };
                 let process = process.take()?;
-                let (result, requeue) = settle(process(&deltas, in_initial_list));
+                let depth = s.queue.len();
+                let outcome = run_logged("DeltaFifo", depth, || process(&deltas, in_initial_list));
+                let (result, requeue) = settle(outcome);
                 if requeue && !s.items.contains_key(&key) {
                     s.items.insert(Arc::clone(&key), deltas);
                     s.queue.push_back(key);

@@ -12,7 +12,7 @@ use parking_lot::Mutex;
 use tokio::sync::Notify;
 
 use crate::error::{PopError, ProcessError, settle};
-use crate::queue::{Population, Queue, run_transaction, wait_for};
+use crate::queue::{Population, Queue, run_logged, run_transaction, wait_for};
 
 struct FifoState<K> {
     items: HashMap<ObjectKey, Arc<K>, RandomState>,
@@ -186,7 +186,6 @@ impl<K: Send + Sync> Store<K> for Fifo<K> {
         s.queue = order;
         resource_version.clone_into(&mut s.resource_version);
         if !s.queue.is_empty() {
-            self.notify.notify_waiters();
             self.notify.notify_one();
         }
         Ok(())
@@ -248,7 +247,9 @@ impl<K: Send + Sync> Queue<K> for Fifo<K> {
                     continue;
                 };
                 let process = process.take()?;
-                let (result, requeue) = settle(process(&obj, in_initial_list));
+                let depth = s.queue.len();
+                let outcome = run_logged("Fifo", depth, || process(&obj, in_initial_list));
+                let (result, requeue) = settle(outcome);
                 if requeue {
                     self.put_locked(&mut s, key, obj);
                 } else if !s.queue.is_empty() {

@@ -118,3 +118,23 @@ pub(crate) fn run_transaction<K>(
         Err(result.into())
     }
 }
+
+/// Runs a process function; when the queue is deep (more than 10 items behind) and processing
+/// takes over 100 ms, logs that slow event handlers are blocking the queue (client-go's trace).
+pub(crate) fn run_logged<R>(queue: &'static str, depth: usize, process: impl FnOnce() -> R) -> R {
+    if depth <= 10 {
+        return process();
+    }
+    let start = std::time::Instant::now();
+    let result = process();
+    let elapsed = start.elapsed();
+    if elapsed > std::time::Duration::from_millis(100) {
+        tracing::info!(
+            queue,
+            depth,
+            elapsed_ms = elapsed.as_millis() as u64,
+            "slow event handlers blocking the queue"
+        );
+    }
+    result
+}

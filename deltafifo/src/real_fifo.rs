@@ -12,12 +12,13 @@ use kcache_store::{
 };
 use kube_core::Resource;
 use parking_lot::Mutex;
+use smallvec::SmallVec;
 use tokio::sync::Notify;
 
 use crate::delta::{Delta, DeltaType, Deltas};
 use crate::delta_fifo::{key_of_deltas, key_of_payload, transform};
 use crate::error::{PopError, ProcessError, settle};
-use crate::queue::{Population, Queue, run_transaction, wait_for};
+use crate::queue::{Population, Queue, run_logged, run_transaction, wait_for};
 
 /// The default maximum number of deltas handed to one [`RealFifo::pop_batch`].
 pub const DEFAULT_BATCH_SIZE: usize = 1000;
@@ -105,6 +106,12 @@ impl<K> fmt::Debug for RealFifoOptions<K> {
 struct Entry<K> {
     key: Option<ObjectKey>,
     delta: Delta<K>,
+}
+
+/// Deltas taken from the queue for one pop, with their keys (kept for a requeue).
+struct Taken<K> {
+    keys: SmallVec<[Option<ObjectKey>; 2]>,
+    deltas: Deltas<K>,
 }
 
 struct RealState<K> {
@@ -340,21 +347,20 @@ impl<K: Send + Sync> RealFifo<K> {
         Ok(())
     }
 
-    /// Removes the next deltas to hand out: one, or with `batch` up to the batch size of distinct
-    /// keys, never crossing the end of the initial population.
-    fn take_locked(&self, s: &mut RealState<K>, batch: bool) -> Vec<Entry<K>> {
-        let limit = if batch { self.batch_size } else { 1 };
+    /// How many of the next deltas to hand out: one, or with `batch` up to the batch size of
+    /// distinct keys, never crossing the end of the initial population. At least one.
+    fn batch_len_locked(&self, s: &RealState<K>, batch: bool) -> usize {
+        if !batch {
+            return 1;
+        }
         let remaining_initial = s.population.remaining();
         let mut seen: HashSet<&ObjectKey, RandomState> = HashSet::default();
         let mut n = 0;
-        for entry in s.items.iter().take(limit) {
+        for entry in s.items.iter().take(self.batch_size) {
             if remaining_initial > 0 && n >= remaining_initial {
                 break;
             }
             if !batchable(entry.delta.kind()) {
-                if n == 0 {
-                    n = 1;
-                }
                 break;
             }
             match &entry.key {
@@ -362,13 +368,19 @@ impl<K: Send + Sync> RealFifo<K> {
                 _ => break,
             }
         }
-        s.items.drain(..n.max(1).min(s.items.len())).collect()
+        n.max(1)
     }
 
-    /// Puts popped entries back at the front, except those whose key has a newer delta queued.
-    fn requeue_locked(&self, s: &mut RealState<K>, entries: Vec<Entry<K>>) {
+    /// Puts popped deltas back at the front, except those whose key has a newer delta queued.
+    fn requeue_locked(&self, s: &mut RealState<K>, taken: Taken<K>) {
         let queued: HashSet<ObjectKey, RandomState> =
             s.items.iter().filter_map(|e| e.key.clone()).collect();
+        let entries: Vec<Entry<K>> = taken
+            .keys
+            .into_iter()
+            .zip(taken.deltas)
+            .map(|(key, delta)| Entry { key, delta })
+            .collect();
         for entry in entries.into_iter().rev() {
             if entry.key.as_ref().is_some_and(|k| queued.contains(k)) {
                 continue;
@@ -377,10 +389,10 @@ impl<K: Send + Sync> RealFifo<K> {
         }
     }
 
-    async fn pop_entries<T, E>(
+    async fn pop_deltas<T, E>(
         &self,
         batch: bool,
-        process: impl FnOnce(Vec<Entry<K>>, bool) -> (Result<T, ProcessError<E>>, Vec<Entry<K>>) + Send,
+        process: impl FnOnce(&Deltas<K>, bool) -> Result<T, ProcessError<E>> + Send,
     ) -> Result<T, PopError<E>>
     where
         T: Send,
@@ -393,14 +405,24 @@ impl<K: Send + Sync> RealFifo<K> {
                 return s.closed.then_some(Err(PopError::Closed));
             }
             let in_initial_list = !s.population.has_synced();
-            let entries = self.take_locked(&mut s, batch);
-            let count = entries.len();
+            let n = self.batch_len_locked(&s, batch).min(s.items.len());
+            let mut taken = Taken {
+                keys: SmallVec::new(),
+                deltas: Deltas::empty(),
+            };
+            for entry in s.items.drain(..n) {
+                taken.keys.push(entry.key);
+                taken.deltas.push(entry.delta);
+            }
+            let depth = s.items.len();
             let process = process.take()?;
-            let (outcome, entries) = process(entries, in_initial_list);
-            s.population.popped(count);
+            let outcome = run_logged("RealFifo", depth, || {
+                process(&taken.deltas, in_initial_list)
+            });
+            s.population.popped(n);
             let (result, requeue) = settle(outcome);
             if requeue {
-                self.requeue_locked(&mut s, entries);
+                self.requeue_locked(&mut s, taken);
             }
             if !s.items.is_empty() {
                 self.notify.notify_one();
@@ -421,15 +443,8 @@ impl<K: Send + Sync> RealFifo<K> {
         T: Send,
         E: Send,
     {
-        self.pop_entries(true, |entries, in_initial_list| {
-            let (keys, deltas): (Vec<_>, Vec<_>) =
-                entries.into_iter().map(|e| (e.key, e.delta)).unzip();
-            let outcome = process(&deltas, in_initial_list);
-            let entries = keys
-                .into_iter()
-                .zip(deltas)
-                .map(|(key, delta)| Entry { key, delta });
-            (outcome, entries.collect())
+        self.pop_deltas(true, |deltas, in_initial_list| {
+            process(deltas, in_initial_list)
         })
         .await
     }
@@ -585,22 +600,7 @@ impl<K: Send + Sync> Queue<K> for RealFifo<K> {
         T: Send,
         E: Send,
     {
-        self.pop_entries(false, |entries, in_initial_list| {
-            let mut keys = Vec::with_capacity(1);
-            let deltas: Deltas<K> = entries
-                .into_iter()
-                .map(|e| {
-                    keys.push(e.key);
-                    e.delta
-                })
-                .collect();
-            let outcome = process(&deltas, in_initial_list);
-            let entries = keys
-                .into_iter()
-                .zip(deltas)
-                .map(|(key, delta)| Entry { key, delta });
-            (outcome, entries.collect())
-        })
+        self.pop_deltas(false, process)
     }
 
     fn add_if_not_present(&self, deltas: Deltas<K>) -> Result<(), StoreError> {
