@@ -1,7 +1,7 @@
 //! Fixtures shared by the tests and benches of every kcache crate (feature `testing`).
 //!
-//! [`pod`] builds a realistic Pod, about 8 KB of JSON, as a Deployment's ReplicaSet creates it and
-//! a kubelet updates it: labels, an owner reference, three containers with environment,
+//! [`pod`] builds a realistic Pod, about 8.5 KB of JSON, as a Deployment's ReplicaSet creates it and
+//! a kubelet updates it: labels, an owner reference, two containers with environment,
 //! resources, probes and mounts, volumes, managedFields, conditions and container statuses.
 
 use std::sync::Arc;
@@ -80,7 +80,7 @@ pub fn pod_json(i: usize, namespaces: usize, resource_version: u64) -> Value {
         })
     };
     let mut spec_fields = serde_json::Map::new();
-    for n in 0..3 {
+    for n in 0..2 {
         if let Value::Object(m) = field_keys(n) {
             spec_fields.extend(m);
         }
@@ -108,7 +108,7 @@ pub fn pod_json(i: usize, namespaces: usize, resource_version: u64) -> Value {
             ]
         },
         "spec": {
-            "containers": [container(0, "svc0"), container(1, "svc1"), container(2, "svc2")],
+            "containers": [container(0, "svc0"), container(1, "svc1")],
             "volumes": [
                 {"name": "config", "configMap": {"name": format!("{app}-config"), "defaultMode": 420}},
                 {"name": "kube-api-access", "projected": {"defaultMode": 420, "sources": [
@@ -144,7 +144,7 @@ pub fn pod_json(i: usize, namespaces: usize, resource_version: u64) -> Value {
             "podIP": format!("10.{}.{}.{}", i / 65536 % 256, i / 256 % 256, i % 256),
             "podIPs": [{"ip": format!("10.{}.{}.{}", i / 65536 % 256, i / 256 % 256, i % 256)}],
             "startTime": "2026-11-01T10:00:00Z",
-            "containerStatuses": [status(0), status(1), status(2)],
+            "containerStatuses": [status(0), status(1)],
             "qosClass": "Burstable"
         }
     })
