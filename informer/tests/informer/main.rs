@@ -5,5 +5,6 @@ mod controller;
 mod e2e;
 mod handlers;
 mod logs;
+mod processor;
 mod resync;
 mod shared_informer;
