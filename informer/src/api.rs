@@ -97,7 +97,47 @@ pub fn list_watch_error(err: kube_client::Error) -> ListWatchError {
     }
 }
 
-fn watch_event<K>(event: kube_core::WatchEvent<K>) -> WatchEvent<K> {
+/// The kube-client list parameters of a list request (for lister-watchers over other `Api`
+/// calls, such as `list_metadata`).
+pub fn list_params(options: &ListOptions) -> ListParams {
+    ListParams {
+        label_selector: options.label_selector.clone(),
+        field_selector: options.field_selector.clone(),
+        limit: options.limit,
+        continue_token: options.continue_token.clone(),
+        resource_version: options.resource_version.clone(),
+        version_match: options.resource_version_match.map(|m| match m {
+            ResourceVersionMatch::Exact => VersionMatch::Exact,
+            ResourceVersionMatch::NotOlderThan => VersionMatch::NotOlderThan,
+        }),
+        ..ListParams::default()
+    }
+}
+
+/// The kube-client watch parameters of a watch request; the resource version is passed apart
+/// (`options.resource_version`, "" when absent).
+pub fn watch_params(options: &ListOptions) -> WatchParams {
+    WatchParams {
+        label_selector: options.label_selector.clone(),
+        field_selector: options.field_selector.clone(),
+        timeout: options.timeout_seconds,
+        bookmarks: options.allow_watch_bookmarks,
+        send_initial_events: options.send_initial_events == Some(true),
+    }
+}
+
+/// Turns a kube-client list into a [`ListPage`].
+pub fn list_page<K: Clone>(list: kube_core::ObjectList<K>) -> ListPage<K> {
+    ListPage {
+        items: list.items.into_iter().map(Arc::new).collect(),
+        resource_version: list.metadata.resource_version.unwrap_or_default(),
+        continue_token: list.metadata.continue_.filter(|c| !c.is_empty()),
+        remaining_item_count: list.metadata.remaining_item_count,
+    }
+}
+
+/// Turns a kube-client watch event into the contract's event.
+pub fn watch_event<K>(event: kube_core::WatchEvent<K>) -> WatchEvent<K> {
     match event {
         kube_core::WatchEvent::Added(o) => WatchEvent::Added(Arc::new(o)),
         kube_core::WatchEvent::Modified(o) => WatchEvent::Modified(Arc::new(o)),
@@ -115,39 +155,18 @@ where
     K: Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
 {
     fn list(&self, options: &ListOptions) -> ListFuture<'_, K> {
-        let (label_selector, field_selector) = self.selectors(options);
-        let params = ListParams {
-            label_selector,
-            field_selector,
-            limit: options.limit,
-            continue_token: options.continue_token.clone(),
-            resource_version: options.resource_version.clone(),
-            version_match: options.resource_version_match.map(|m| match m {
-                ResourceVersionMatch::Exact => VersionMatch::Exact,
-                ResourceVersionMatch::NotOlderThan => VersionMatch::NotOlderThan,
-            }),
-            ..ListParams::default()
-        };
+        let mut params = list_params(options);
+        (params.label_selector, params.field_selector) = self.selectors(options);
         Box::pin(async move {
-            let list = self.api.list(&params).await.map_err(list_watch_error)?;
-            Ok(ListPage {
-                items: list.items.into_iter().map(Arc::new).collect(),
-                resource_version: list.metadata.resource_version.unwrap_or_default(),
-                continue_token: list.metadata.continue_.filter(|c| !c.is_empty()),
-                remaining_item_count: list.metadata.remaining_item_count,
-            })
+            Ok(list_page(
+                self.api.list(&params).await.map_err(list_watch_error)?,
+            ))
         })
     }
 
     fn watch(&self, options: &ListOptions) -> WatchFuture<'_, K> {
-        let (label_selector, field_selector) = self.selectors(options);
-        let params = WatchParams {
-            label_selector,
-            field_selector,
-            timeout: options.timeout_seconds,
-            bookmarks: options.allow_watch_bookmarks,
-            send_initial_events: options.send_initial_events == Some(true),
-        };
+        let mut params = watch_params(options);
+        (params.label_selector, params.field_selector) = self.selectors(options);
         let version = options.resource_version.clone().unwrap_or_default();
         Box::pin(async move {
             let stream = self

@@ -80,7 +80,9 @@ mod shared_informer;
 mod stream;
 mod sync;
 
-pub use api::{ApiListerWatcher, list_watch_error};
+pub use api::{
+    ApiListerWatcher, list_page, list_params, list_watch_error, watch_event, watch_params,
+};
 pub use controller::{
     Controller, ControllerConfig, ProcessFunc, new_indexer_informer, new_informer,
     new_transforming_indexer_informer, new_transforming_informer, process_deltas,
