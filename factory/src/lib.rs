@@ -1,5 +1,61 @@
-//! SharedInformerFactory for Kubernetes in Rust: one shared informer per resource type, typed, dynamic and metadata-only
+//! One shared informer per resource type: client-go's `SharedInformerFactory` for Rust.
 //!
-//! (Work in progress.)
+//! A controller usually watches a few resource types from several places. The
+//! [`SharedInformerFactory`] makes sure each type is listed and watched once: `informer::<K>()`
+//! creates the [`SharedIndexInformer`](kcache_informer::SharedIndexInformer) of `K` on first use
+//! and hands the same one to every later caller, [`start`](SharedInformerFactory::start) runs the
+//! new ones, [`wait_for_cache_sync`](SharedInformerFactory::wait_for_cache_sync) reports which
+//! synced, and [`shutdown`](SharedInformerFactory::shutdown) stops them all and waits.
+//!
+//! Typed resources (k8s-openapi), dynamic ones ([`DynamicObject`](kube_core::DynamicObject) with an
+//! [`ApiResource`](kube_core::ApiResource)) and metadata-only caches are supported; options set the
+//! namespace, selectors ([`tweak_list_options`](SharedInformerFactoryBuilder::tweak_list_options)),
+//! resync periods, per-type transforms, the queue, watch-list and page size.
+//!
+//! This example runs against the in-process API server of `kcache-apiserver`; with a cluster,
+//! pass `kube_client::Client::try_default().await?` instead.
+//!
+//! ```
+//! use std::time::Duration;
+//! use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+//! use kcache_factory::SharedInformerFactory;
+//! use kube_client::{Api, api::PostParams};
+//!
+//! # #[tokio::main] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let server = kcache_apiserver::TestServer::start().await?;
+//! # let client = server.client()?;
+//! # let mut ns = Namespace::default();
+//! # ns.metadata.name = Some("default".into());
+//! # Api::<Namespace>::all(client.clone()).create(&PostParams::default(), &ns).await?;
+//! let factory = SharedInformerFactory::builder(client.clone()).default_resync(Duration::from_secs(600)).build();
+//! let config_maps = factory.informer::<ConfigMap>();
+//! let namespaces = factory.lister::<Namespace>();
+//! assert_eq!(factory.informer_keys(), ["v1/ConfigMap", "v1/Namespace"]);
+//!
+//! factory.start()?;
+//! let synced = factory.wait_for_cache_sync().await;
+//! assert!(synced.values().all(|s| *s));
+//! assert!(namespaces.get("default").is_some());
+//!
+//! let mut cm = ConfigMap::default();
+//! cm.metadata.name = Some("settings".into());
+//! Api::<ConfigMap>::namespaced(client, "default").create(&PostParams::default(), &cm).await?;
+//! while config_maps.lister().namespace("default").get("settings").is_none() {
+//!     tokio::time::sleep(Duration::from_millis(10)).await;
+//! }
+//! factory.shutdown().await;
+//! # Ok(()) }
+//! ```
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod error;
+mod factory;
+mod metadata;
+mod options;
+mod tweak;
+mod type_key;
+
+pub use error::FactoryError;
+pub use factory::{SharedInformerFactory, SharedInformerFactoryBuilder};
+pub use options::TweakListOptions;

@@ -1,0 +1,421 @@
+//! [`SharedInformerFactory`]: one shared informer per resource type.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::join_all;
+use kcache_informer::{
+    AnyInformer, ApiListerWatcher, InformerError, QueueMode, SharedIndexInformer,
+    wait_for_cache_sync,
+};
+use kcache_reflector::{ListOptions, ListerWatcher};
+use kcache_store::{Lister, TransformFunc};
+use kube_client::{Api, Client};
+use kube_core::{ApiResource, DynamicObject, NamespaceResourceScope, PartialObjectMeta, Resource};
+use parking_lot::Mutex;
+use serde::de::DeserializeOwned;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::FactoryError;
+use crate::metadata::MetadataListerWatcher;
+use crate::options::{FactoryOptions, TweakListOptions};
+use crate::tweak::Tweaked;
+use crate::type_key;
+
+/// Informers by type key, with whether each was started.
+#[derive(Default)]
+struct State {
+    informers: BTreeMap<String, Arc<dyn AnyInformer>>,
+    started: HashMap<String, JoinHandle<Result<(), InformerError>>>,
+    shutting_down: bool,
+}
+
+struct Inner {
+    client: Client,
+    options: FactoryOptions,
+    state: Mutex<State>,
+    shutdown: CancellationToken,
+    /// Serialises `shutdown` callers so that each returns only once every task has ended.
+    shutdown_lock: tokio::sync::Mutex<()>,
+}
+
+/// One shared informer per resource type over a kube-client [`Client`] (client-go's
+/// `SharedInformerFactory`).
+///
+/// `informer::<K>()` creates the informer of `K` on first use and hands the same one to every
+/// later caller; [`start`](Self::start) runs the informers not yet running on the current tokio
+/// runtime; [`wait_for_cache_sync`](Self::wait_for_cache_sync) waits for the started ones;
+/// [`shutdown`](Self::shutdown) stops them all and waits for their tasks. Cloning the factory is
+/// cheap and shares it.
+#[derive(Clone)]
+pub struct SharedInformerFactory {
+    inner: Arc<Inner>,
+}
+
+impl fmt::Debug for SharedInformerFactory {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = self.inner.state.lock();
+        f.debug_struct("SharedInformerFactory")
+            .field("options", &self.inner.options)
+            .field("informers", &state.informers.keys().collect::<Vec<_>>())
+            .field("started", &state.started.len())
+            .finish()
+    }
+}
+
+/// Builds a [`SharedInformerFactory`] with options.
+pub struct SharedInformerFactoryBuilder {
+    client: Client,
+    options: FactoryOptions,
+}
+
+impl fmt::Debug for SharedInformerFactoryBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SharedInformerFactoryBuilder")
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SharedInformerFactoryBuilder {
+    /// Watches only `namespace` (default: all namespaces). Cluster-scoped types ignore it.
+    #[must_use]
+    pub fn namespace(mut self, namespace: impl Into<String>) -> Self {
+        self.options.namespace = Some(namespace.into());
+        self
+    }
+
+    /// Adjusts the options of every list and watch request, for example to set selectors.
+    #[must_use]
+    pub fn tweak_list_options(
+        mut self,
+        tweak: impl Fn(&mut ListOptions) + Send + Sync + 'static,
+    ) -> Self {
+        self.options.tweak_list_options = Some(Arc::new(tweak) as TweakListOptions);
+        self
+    }
+
+    /// The resync period of every informer without a custom one (default: none).
+    #[must_use]
+    pub fn default_resync(mut self, period: Duration) -> Self {
+        self.options.default_resync = period;
+        self
+    }
+
+    /// A resync period for the informer of `K` only.
+    #[must_use]
+    pub fn resync_for<K: Resource<DynamicType = ()>>(mut self, period: Duration) -> Self {
+        self.options
+            .custom_resync
+            .insert(type_key::typed::<K>(), period);
+        self
+    }
+
+    /// A transform run on every object of `K` before it is cached (for example to drop
+    /// `managedFields`).
+    #[must_use]
+    pub fn transform_for<K: Resource<DynamicType = ()> + 'static>(
+        mut self,
+        transform: TransformFunc<K>,
+    ) -> Self {
+        self.options
+            .transforms
+            .insert(type_key::typed::<K>(), Arc::new(transform));
+        self
+    }
+
+    /// The queue every informer uses (default: the in-order RealFIFO).
+    #[must_use]
+    pub fn queue_mode(mut self, mode: QueueMode) -> Self {
+        self.options.queue_mode = mode;
+        self
+    }
+
+    /// Turns the streaming watch-list on or off for every informer.
+    #[must_use]
+    pub fn use_watch_list(mut self, on: bool) -> Self {
+        self.options.use_watch_list = Some(on);
+        self
+    }
+
+    /// The page size of paginated lists.
+    #[must_use]
+    pub fn page_size(mut self, page_size: u32) -> Self {
+        self.options.page_size = Some(page_size);
+        self
+    }
+
+    /// The factory.
+    pub fn build(self) -> SharedInformerFactory {
+        SharedInformerFactory {
+            inner: Arc::new(Inner {
+                client: self.client,
+                options: self.options,
+                state: Mutex::new(State::default()),
+                shutdown: CancellationToken::new(),
+                shutdown_lock: tokio::sync::Mutex::new(()),
+            }),
+        }
+    }
+}
+
+impl SharedInformerFactory {
+    /// A factory with default options: all namespaces, no resync, in-order queue.
+    pub fn new(client: Client) -> Self {
+        Self::builder(client).build()
+    }
+
+    /// A builder for a factory with options.
+    pub fn builder(client: Client) -> SharedInformerFactoryBuilder {
+        SharedInformerFactoryBuilder {
+            client,
+            options: FactoryOptions::default(),
+        }
+    }
+
+    /// The informer stored under `key`, or a new one made by `make` and stored.
+    fn informer_for<K>(
+        &self,
+        key: String,
+        make: impl FnOnce(&FactoryOptions) -> SharedIndexInformer<K>,
+    ) -> SharedIndexInformer<K>
+    where
+        K: Resource + Send + Sync + 'static,
+    {
+        let mut state = self.inner.state.lock();
+        if let Some(informer) = state.informers.get(&key).and_then(|i| i.downcast::<K>()) {
+            return informer;
+        }
+        let informer = make(&self.inner.options);
+        state.informers.insert(key, Arc::new(informer.clone()));
+        informer
+    }
+
+    /// An informer over `lister_watcher` with the factory's options for `key`.
+    fn build_informer<K, L>(
+        &self,
+        key: &str,
+        lister_watcher: L,
+        options: &FactoryOptions,
+    ) -> SharedIndexInformer<K>
+    where
+        K: Resource + Send + Sync + 'static,
+        L: ListerWatcher<K>,
+    {
+        let tweaked = Tweaked {
+            inner: lister_watcher,
+            tweak: options.tweak_list_options.clone(),
+        };
+        let mut builder = SharedIndexInformer::builder(tweaked)
+            .name(key)
+            .resync_period(options.resync_for(key))
+            .queue_mode(options.queue_mode);
+        if let Some(transform) = options.transform_for::<K>(key) {
+            builder = builder.transform(transform);
+        }
+        if let Some(on) = options.use_watch_list {
+            builder = builder.use_watch_list(on);
+        }
+        if let Some(size) = options.page_size {
+            builder = builder.page_size(size);
+        }
+        builder.build()
+    }
+
+    /// The `Api` of a typed resource: all namespaces; a namespace option restricts it through
+    /// [`namespace_selector`].
+    fn typed_api<K: Resource<DynamicType = ()>>(&self) -> Api<K> {
+        Api::all_with(self.inner.client.clone(), &())
+    }
+
+    /// The shared informer of a typed resource (k8s-openapi types, custom resources derived with
+    /// kube), created on first use with the built-in namespace index.
+    pub fn informer<K>(&self) -> SharedIndexInformer<K>
+    where
+        K: Resource<DynamicType = ()>
+            + Clone
+            + DeserializeOwned
+            + fmt::Debug
+            + Send
+            + Sync
+            + 'static,
+    {
+        let key = type_key::typed::<K>();
+        self.informer_for(key.clone(), |options| {
+            let lw = namespace_selector(
+                ApiListerWatcher::new(self.typed_api::<K>()),
+                options,
+                is_namespaced::<K>(),
+            );
+            self.build_informer(&key, lw, options)
+        })
+    }
+
+    /// The shared informer of a resource known only at run time (custom resources), as
+    /// [`DynamicObject`]s.
+    pub fn dynamic_informer(
+        &self,
+        resource: &ApiResource,
+        namespaced: bool,
+    ) -> SharedIndexInformer<DynamicObject> {
+        let key = type_key::dynamic(resource);
+        self.informer_for(key.clone(), |options| {
+            let client = self.inner.client.clone();
+            let api = match (&options.namespace, namespaced) {
+                (Some(ns), true) => Api::namespaced_with(client, ns, resource),
+                _ => Api::all_with(client, resource),
+            };
+            self.build_informer(&key, ApiListerWatcher::new(api), options)
+        })
+    }
+
+    /// The shared metadata-only informer of `K`: objects carry only their type and metadata,
+    /// which keeps large resources (Secrets, ConfigMaps) cheap to cache.
+    pub fn metadata_informer<K>(&self) -> SharedIndexInformer<PartialObjectMeta<K>>
+    where
+        K: Resource<DynamicType = ()>
+            + Clone
+            + DeserializeOwned
+            + fmt::Debug
+            + Send
+            + Sync
+            + 'static,
+    {
+        let key = type_key::metadata::<K>();
+        self.informer_for(key.clone(), |options| {
+            let lw = namespace_selector(
+                MetadataListerWatcher::new(self.typed_api::<K>()),
+                options,
+                is_namespaced::<K>(),
+            );
+            self.build_informer(&key, lw, options)
+        })
+    }
+
+    /// A lister over the informer of `K` (creating the informer if needed).
+    pub fn lister<K>(&self) -> Lister<K>
+    where
+        K: Resource<DynamicType = ()>
+            + Clone
+            + DeserializeOwned
+            + fmt::Debug
+            + Send
+            + Sync
+            + 'static,
+    {
+        self.informer::<K>().lister()
+    }
+
+    /// Runs every informer not yet running on the current tokio runtime. A no-op after
+    /// [`shutdown`](Self::shutdown).
+    pub fn start(&self) -> Result<(), FactoryError> {
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| FactoryError::NoRuntime)?;
+        let mut state = self.inner.state.lock();
+        if state.shutting_down {
+            return Ok(());
+        }
+        let to_start: Vec<(String, Arc<dyn AnyInformer>)> = state
+            .informers
+            .iter()
+            .filter(|(key, _)| !state.started.contains_key(*key))
+            .map(|(key, informer)| (key.clone(), Arc::clone(informer)))
+            .collect();
+        for (key, informer) in to_start {
+            tracing::debug!(informer = %key, "starting informer");
+            let task = runtime.spawn(informer.run_boxed(self.inner.shutdown.child_token()));
+            state.started.insert(key, task);
+        }
+        Ok(())
+    }
+
+    /// Waits until every started informer has synced, or the factory shuts down. Returns, per
+    /// type key, whether that informer synced.
+    pub async fn wait_for_cache_sync(&self) -> BTreeMap<String, bool> {
+        let started: Vec<(String, Arc<dyn AnyInformer>)> = {
+            let state = self.inner.state.lock();
+            state
+                .informers
+                .iter()
+                .filter(|(key, _)| state.started.contains_key(*key))
+                .map(|(key, informer)| (key.clone(), Arc::clone(informer)))
+                .collect()
+        };
+        let shutdown = &self.inner.shutdown;
+        let results = join_all(started.iter().map(|(_, informer)| async move {
+            wait_for_cache_sync(
+                shutdown,
+                &[informer.as_ref() as &dyn kcache_informer::HasSynced],
+            )
+            .await
+        }))
+        .await;
+        started
+            .into_iter()
+            .map(|(key, _)| key)
+            .zip(results)
+            .collect()
+    }
+
+    /// The type keys of the informers created so far (`v1/Pod`, `apps/v1/Deployment`,
+    /// `metadata:v1/Secret`, …).
+    pub fn informer_keys(&self) -> Vec<String> {
+        self.inner.state.lock().informers.keys().cloned().collect()
+    }
+
+    /// Stops every informer and waits until each informer task has ended. Idempotent; after it,
+    /// [`start`](Self::start) does nothing.
+    pub async fn shutdown(&self) {
+        let _serial = self.inner.shutdown_lock.lock().await;
+        let tasks: Vec<(String, JoinHandle<Result<(), InformerError>>)> = {
+            let mut state = self.inner.state.lock();
+            state.shutting_down = true;
+            state.started.drain().collect()
+        };
+        self.inner.shutdown.cancel();
+        let results = join_all(
+            tasks
+                .into_iter()
+                .map(|(key, task)| async move { (key, task.await) }),
+        )
+        .await;
+        for (key, result) in results {
+            match result {
+                Ok(Ok(())) => tracing::debug!(informer = %key, "informer stopped"),
+                Ok(Err(e)) => {
+                    tracing::warn!(informer = %key, error = %e, "informer ended with an error")
+                }
+                Err(e) => tracing::error!(informer = %key, error = %e, "informer task failed"),
+            }
+        }
+    }
+}
+
+/// Restricts a namespaced resource's requests to the factory's namespace with a
+/// `metadata.namespace` field selector (kube-client's typed `Api` fixes the scope at compile time).
+fn namespace_selector<L>(
+    lister_watcher: L,
+    options: &FactoryOptions,
+    namespaced: bool,
+) -> Tweaked<L> {
+    let tweak = options.namespace.clone().filter(|_| namespaced).map(|ns| {
+        Arc::new(move |o: &mut ListOptions| {
+            let selector = format!("metadata.namespace={ns}");
+            o.field_selector = Some(match o.field_selector.take() {
+                Some(existing) if !existing.is_empty() => format!("{existing},{selector}"),
+                _ => selector,
+            });
+        }) as TweakListOptions
+    });
+    Tweaked {
+        inner: lister_watcher,
+        tweak,
+    }
+}
+
+/// Whether `K` is namespaced (decided by its scope type).
+fn is_namespaced<K: Resource<Scope: 'static>>() -> bool {
+    std::any::TypeId::of::<K::Scope>() == std::any::TypeId::of::<NamespaceResourceScope>()
+}

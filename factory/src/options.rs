@@ -1,0 +1,62 @@
+//! [`FactoryOptions`]: what every informer of a factory is built with.
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use kcache_informer::QueueMode;
+use kcache_reflector::ListOptions;
+use kcache_store::TransformFunc;
+
+/// A function adjusting the options of every list and watch request (client-go's
+/// `TweakListOptionsFunc`), for example to add a label or field selector.
+pub type TweakListOptions = Arc<dyn Fn(&mut ListOptions) + Send + Sync>;
+
+/// The settings of a [`SharedInformerFactory`](crate::SharedInformerFactory), set with its builder.
+#[derive(Clone, Default)]
+pub(crate) struct FactoryOptions {
+    pub(crate) namespace: Option<String>,
+    pub(crate) tweak_list_options: Option<TweakListOptions>,
+    pub(crate) default_resync: Duration,
+    pub(crate) custom_resync: HashMap<String, Duration>,
+    /// `TransformFunc<K>` per type key, as `Any` so one map holds every type.
+    pub(crate) transforms: HashMap<String, Arc<dyn Any + Send + Sync>>,
+    pub(crate) queue_mode: QueueMode,
+    pub(crate) use_watch_list: Option<bool>,
+    pub(crate) page_size: Option<u32>,
+}
+
+impl fmt::Debug for FactoryOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FactoryOptions")
+            .field("namespace", &self.namespace)
+            .field("tweak_list_options", &self.tweak_list_options.is_some())
+            .field("default_resync", &self.default_resync)
+            .field("custom_resync", &self.custom_resync)
+            .field("transforms", &self.transforms.keys().collect::<Vec<_>>())
+            .field("queue_mode", &self.queue_mode)
+            .field("use_watch_list", &self.use_watch_list)
+            .field("page_size", &self.page_size)
+            .finish()
+    }
+}
+
+impl FactoryOptions {
+    /// The resync period of the informer of `type_key`: its custom one, else the default.
+    pub(crate) fn resync_for(&self, type_key: &str) -> Duration {
+        self.custom_resync
+            .get(type_key)
+            .copied()
+            .unwrap_or(self.default_resync)
+    }
+
+    /// The transform registered for `type_key`, if it is a `TransformFunc<K>`.
+    pub(crate) fn transform_for<K: 'static>(&self, type_key: &str) -> Option<TransformFunc<K>> {
+        self.transforms
+            .get(type_key)?
+            .downcast_ref::<TransformFunc<K>>()
+            .cloned()
+    }
+}
