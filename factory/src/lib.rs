@@ -17,6 +17,7 @@
 //!
 //! ```
 //! use std::time::Duration;
+//! use futures::StreamExt;
 //! use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 //! use kcache_factory::SharedInformerFactory;
 //! use kube_client::{Api, api::PostParams};
@@ -29,6 +30,7 @@
 //! # Api::<Namespace>::all(client.clone()).create(&PostParams::default(), &ns).await?;
 //! let factory = SharedInformerFactory::builder(client.clone()).default_resync(Duration::from_secs(600)).build();
 //! let config_maps = factory.informer::<ConfigMap>();
+//! let mut changes = config_maps.event_stream()?; // or add_event_handler(...)
 //! let namespaces = factory.lister::<Namespace>();
 //! assert_eq!(factory.informer_keys(), ["v1/ConfigMap", "v1/Namespace"]);
 //!
@@ -40,9 +42,8 @@
 //! let mut cm = ConfigMap::default();
 //! cm.metadata.name = Some("settings".into());
 //! Api::<ConfigMap>::namespaced(client, "default").create(&PostParams::default(), &cm).await?;
-//! while config_maps.lister().namespace("default").get("settings").is_none() {
-//!     tokio::time::sleep(Duration::from_millis(10)).await;
-//! }
+//! let _added = changes.next().await; // the informer saw the new ConfigMap
+//! assert!(config_maps.lister().namespace("default").get("settings").is_some());
 //! factory.shutdown().await;
 //! # Ok(()) }
 //! ```
