@@ -60,10 +60,7 @@ async fn next_object<K: Resource + Send + Sync + 'static>(
     }
 }
 
-fn names<K: Resource>(informer: &SharedIndexInformer<K>) -> Vec<String>
-where
-    K: Send + Sync + 'static,
-{
+fn names<K: Resource + Send + Sync + 'static>(informer: &SharedIndexInformer<K>) -> Vec<String> {
     let mut names: Vec<_> = informer
         .indexer()
         .list()
