@@ -1,0 +1,438 @@
+//! The kcache quick start: shared informers, listers and a work-queue controller on a live cluster.
+//!
+//! ```sh
+//! cargo run --release -p kcache-factory --example quickstart            # embedded API server
+//! cargo run --release -p kcache-factory --example quickstart -- --kubeconfig   # your cluster, read-only
+//! ```
+//!
+//! By default it starts kcache's in-process API server with a simulated cluster (nodes,
+//! namespaces, pods) and a churn task that creates, updates and deletes pods through the API at a
+//! steady rate. A [`SharedInformerFactory`] gives pod (indexed by namespace and node) and node
+//! informers; a small controller keeps the number of running pods per node, fed by a
+//! [`WorkQueue`] of node names and reading the pod lister. Progress is shown while the caches
+//! sync, then a summary once a second. `--duration SECS` stops after that long; Ctrl-C stops at
+//! any time. Everything shuts down cleanly.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use indicatif::{ProgressBar, ProgressStyle};
+use k8s_openapi::api::core::v1::{Node, Pod};
+use kcache_apiserver::{Object, TestServer};
+use kcache_deltafifo::WorkQueue;
+use kcache_factory::SharedInformerFactory;
+use kcache_informer::ResourceEventHandlerFuncs;
+use kcache_store::{IndexFunc, IndexValues, Indexers, testing};
+use kube_client::api::{DeleteParams, Patch, PatchParams, PostParams};
+use kube_client::{Api, Client, Config};
+use parking_lot::Mutex;
+use rand::Rng;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+/// The pod index by node name.
+const NODE_INDEX: &str = "node";
+
+#[derive(Parser, Debug)]
+#[command(
+    about = "kcache quick start: shared informers and a controller on a simulated (or real) cluster"
+)]
+struct Args {
+    /// Stop after this many seconds (default: run until Ctrl-C).
+    #[arg(long)]
+    duration: Option<u64>,
+    /// Use the cluster of this kubeconfig (or of the default kubeconfig when no path is given),
+    /// read-only, instead of the embedded API server.
+    #[arg(long, num_args = 0..=1, default_missing_value = "")]
+    kubeconfig: Option<PathBuf>,
+    /// Same as `--kubeconfig` with the default kubeconfig.
+    #[arg(long)]
+    cluster: bool,
+    /// Simulated cluster: pods.
+    #[arg(long, default_value_t = 5_000)]
+    pods: usize,
+    /// Simulated cluster: nodes (at most 20, the fixture's node count).
+    #[arg(long, default_value_t = 20)]
+    nodes: usize,
+    /// Simulated cluster: namespaces.
+    #[arg(long, default_value_t = 50)]
+    namespaces: usize,
+    /// Simulated cluster: pod creates, updates and deletes per second.
+    #[arg(long, default_value_t = 200.0)]
+    churn: f64,
+}
+
+/// Events seen per handler since start.
+#[derive(Default)]
+struct Counters {
+    pods: AtomicU64,
+    nodes: AtomicU64,
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args = Args::parse();
+    let stop = CancellationToken::new();
+    let ctrl_c = stop.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            ctrl_c.cancel();
+        }
+    });
+    if let Some(secs) = args.duration {
+        let deadline = stop.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_secs(secs)).await;
+            deadline.cancel();
+        });
+    }
+
+    let embedded = args.kubeconfig.is_none() && !args.cluster;
+    let (client, server, expected_pods) = if embedded {
+        let (server, client) = simulated_cluster(&args).await?;
+        (client, Some(server), Some(args.pods as u64))
+    } else {
+        (
+            cluster_client(args.kubeconfig.as_deref()).await?,
+            None,
+            None,
+        )
+    };
+
+    let churn = server.as_ref().map(|_| {
+        tokio::spawn(churn(
+            client.clone(),
+            args.churn,
+            args.namespaces,
+            args.nodes,
+            args.pods,
+            stop.clone(),
+        ))
+    });
+    let outcome = run(client, expected_pods, stop.clone()).await;
+    stop.cancel();
+    if let Some(churn) = churn {
+        churn.await?;
+    }
+    drop(server);
+    outcome?;
+    println!("shut down cleanly");
+    Ok(())
+}
+
+/// Informers, controller, progress and summary until `stop` fires; then a clean shutdown.
+async fn run(
+    client: Client,
+    expected_pods: Option<u64>,
+    stop: CancellationToken,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let factory = SharedInformerFactory::new(client);
+    let pods = factory.informer::<Pod>();
+    let by_node: IndexFunc<Pod> =
+        Arc::new(|p: &Pod| Ok(node_of(p).into_iter().collect::<IndexValues>()));
+    pods.add_indexers(Indexers::from_iter([(NODE_INDEX.to_owned(), by_node)]))?;
+    let nodes = factory.informer::<Node>();
+
+    let queue: WorkQueue<String> = WorkQueue::new();
+    let counters = Arc::new(Counters::default());
+    let enqueue = |queue: &WorkQueue<String>, pod: &Pod| {
+        if let Some(node) = node_of(pod) {
+            queue.add(node);
+        }
+    };
+    pods.add_event_handler(
+        ResourceEventHandlerFuncs::new()
+            .add_func({
+                let (queue, counters) = (queue.clone(), Arc::clone(&counters));
+                move |pod: &Arc<Pod>, _| {
+                    counters.pods.fetch_add(1, Ordering::Relaxed);
+                    enqueue(&queue, pod);
+                }
+            })
+            .update_func({
+                let (queue, counters) = (queue.clone(), Arc::clone(&counters));
+                move |old: &Arc<Pod>, new: &Arc<Pod>| {
+                    counters.pods.fetch_add(1, Ordering::Relaxed);
+                    enqueue(&queue, old);
+                    enqueue(&queue, new);
+                }
+            })
+            .delete_func({
+                let (queue, counters) = (queue.clone(), Arc::clone(&counters));
+                move |pod| {
+                    counters.pods.fetch_add(1, Ordering::Relaxed);
+                    enqueue(&queue, pod.object());
+                }
+            }),
+    )?;
+    nodes.add_event_handler(ResourceEventHandlerFuncs::new().add_func({
+        let counters = Arc::clone(&counters);
+        move |_: &Arc<Node>, _| {
+            counters.nodes.fetch_add(1, Ordering::Relaxed);
+        }
+    }))?;
+
+    // The controller: running pods per node, recomputed from the lister for each queued node.
+    let running: Arc<Mutex<HashMap<String, usize>>> = Arc::default();
+    let workers: Vec<_> = (0..2)
+        .map(|_| {
+            let (queue, pods, running) = (queue.clone(), pods.clone(), Arc::clone(&running));
+            tokio::spawn(async move {
+                while let Some(node) = queue.get().await {
+                    let count = pods
+                        .indexer()
+                        .by_index(NODE_INDEX, &node)
+                        .unwrap_or_default()
+                        .iter()
+                        .filter(|p| {
+                            p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running")
+                        })
+                        .count();
+                    running.lock().insert(node.clone(), count);
+                    queue.done(&node);
+                }
+            })
+        })
+        .collect();
+
+    factory.start()?;
+    let started = Instant::now();
+    let synced = tokio::select! {
+        synced = show_sync_progress(&factory, &pods, expected_pods) => synced,
+        () = stop.cancelled() => false,
+    };
+    if synced {
+        println!(
+            "caches synced in {:.2}s: {} pods, {} nodes",
+            started.elapsed().as_secs_f64(),
+            pods.indexer().len(),
+            nodes.indexer().len()
+        );
+        summarise(&pods, &nodes, &queue, &counters, &running, &stop).await;
+    }
+
+    factory.shutdown().await;
+    queue.shut_down_with_drain().await;
+    for worker in workers {
+        worker.await?;
+    }
+    Ok(())
+}
+
+fn node_of(pod: &Pod) -> Option<String> {
+    pod.spec.as_ref()?.node_name.clone()
+}
+
+/// A progress bar of listed pods until every informer synced. Returns whether they all did.
+async fn show_sync_progress(
+    factory: &SharedInformerFactory,
+    pods: &kcache_informer::SharedIndexInformer<Pod>,
+    expected: Option<u64>,
+) -> bool {
+    let bar = match expected {
+        Some(n) => ProgressBar::new(n).with_style(
+            ProgressStyle::with_template("syncing caches [{bar:40}] {pos}/{len} pods listed")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        ),
+        None => ProgressBar::new_spinner().with_message("syncing caches"),
+    };
+    let wait = factory.wait_for_cache_sync();
+    tokio::pin!(wait);
+    let mut tick = tokio::time::interval(Duration::from_millis(100));
+    let mut ticks = 0u64;
+    let result = loop {
+        tokio::select! {
+            synced = &mut wait => break synced,
+            _ = tick.tick() => {
+                let listed = pods.indexer().len() as u64;
+                bar.set_position(listed);
+                // Without a terminal the bar is hidden: print a line every half second instead.
+                ticks += 1;
+                if bar.is_hidden() && ticks.is_multiple_of(5) {
+                    println!("syncing caches: {listed} pods listed");
+                }
+            }
+        }
+    };
+    bar.set_position(pods.indexer().len() as u64);
+    bar.finish();
+    result.values().all(|synced| *synced)
+}
+
+/// A summary line once a second until `stop`.
+async fn summarise(
+    pods: &kcache_informer::SharedIndexInformer<Pod>,
+    nodes: &kcache_informer::SharedIndexInformer<Node>,
+    queue: &WorkQueue<String>,
+    counters: &Counters,
+    running: &Mutex<HashMap<String, usize>>,
+    stop: &CancellationToken,
+) {
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    tick.tick().await;
+    let (mut last_pods, mut last_nodes) = (
+        counters.pods.load(Ordering::Relaxed),
+        counters.nodes.load(Ordering::Relaxed),
+    );
+    let started = Instant::now();
+    loop {
+        tokio::select! {
+            () = stop.cancelled() => return,
+            _ = tick.tick() => {}
+        }
+        let (p, n) = (
+            counters.pods.load(Ordering::Relaxed),
+            counters.nodes.load(Ordering::Relaxed),
+        );
+        let mut top: Vec<(String, usize)> = running
+            .lock()
+            .iter()
+            .map(|(k, v)| (k.clone(), *v))
+            .collect();
+        top.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        let top: Vec<String> = top
+            .iter()
+            .take(5)
+            .map(|(node, n)| format!("{node}={n}"))
+            .collect();
+        println!(
+            "[{:>4}s] cached: {} pods, {} nodes | events/s: pods {}, nodes {} | queue depth {} | running pods per node (top 5): {}",
+            started.elapsed().as_secs(),
+            pods.indexer().len(),
+            nodes.indexer().len(),
+            p - last_pods,
+            n - last_nodes,
+            queue.len(),
+            top.join(" ")
+        );
+        (last_pods, last_nodes) = (p, n);
+    }
+}
+
+/// A client for the cluster of a kubeconfig (the default one when `path` is empty).
+async fn cluster_client(
+    path: Option<&std::path::Path>,
+) -> Result<Client, Box<dyn std::error::Error>> {
+    let config = match path.filter(|p| !p.as_os_str().is_empty()) {
+        Some(path) => {
+            let kubeconfig = kube_client::config::Kubeconfig::read_from(path)?;
+            Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await?
+        }
+        None => Config::infer().await?,
+    };
+    println!("watching the cluster at {} (read-only)", config.cluster_url);
+    Ok(Client::try_from(config)?)
+}
+
+/// Starts the embedded API server and seeds it with nodes, namespaces and pods.
+async fn simulated_cluster(
+    args: &Args,
+) -> Result<(TestServer, Client), Box<dyn std::error::Error>> {
+    let server = TestServer::start().await?;
+    let mut objects = Vec::with_capacity(args.pods + args.nodes + args.namespaces);
+    for i in 0..args.namespaces {
+        objects.push(Object::from_value(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": testing::namespace_of(i, args.namespaces)}}))?);
+    }
+    for i in 0..args.nodes.min(testing::NODES) {
+        objects.push(Object::from_value(json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": format!("node-{i}")}, "status": {"phase": "Running"}}))?);
+    }
+    for i in 0..args.pods {
+        objects.push(Object::from_value(testing::pod_json(
+            i,
+            args.namespaces,
+            0,
+        ))?);
+    }
+    server.seed(objects).await?;
+    println!(
+        "embedded API server at {} with {} pods, {} nodes, {} namespaces",
+        server.url(),
+        args.pods,
+        args.nodes,
+        args.namespaces
+    );
+    let client = server.client()?;
+    Ok((server, client))
+}
+
+/// Creates, updates (phase flips) and deletes pods through the API at `rate` operations per second.
+async fn churn(
+    client: Client,
+    rate: f64,
+    namespaces: usize,
+    nodes: usize,
+    seeded: usize,
+    stop: CancellationToken,
+) {
+    if rate <= 0.0 {
+        return;
+    }
+    let mut live: Vec<usize> = (0..seeded).collect();
+    let mut next = seeded;
+    let mut tick = tokio::time::interval(Duration::from_secs_f64(1.0 / rate));
+    loop {
+        tokio::select! {
+            () = stop.cancelled() => return,
+            _ = tick.tick() => {}
+        }
+        let (op, pick) = {
+            let mut rng = rand::rng();
+            (
+                rng.random_range(0..10u8),
+                rng.random_range(0..live.len().max(1)),
+            )
+        };
+        let result = match op {
+            0..=5 if !live.is_empty() => {
+                let pod = testing::pod(live[pick], namespaces);
+                let (ns, name) = (
+                    pod.metadata.namespace.clone().unwrap_or_default(),
+                    pod.metadata.name.clone().unwrap_or_default(),
+                );
+                let phase = if op % 2 == 0 { "Running" } else { "Pending" };
+                Api::<Pod>::namespaced(client.clone(), &ns)
+                    .patch_status(
+                        &name,
+                        &PatchParams::default(),
+                        &Patch::Merge(json!({"status": {"phase": phase}})),
+                    )
+                    .await
+                    .map(drop)
+            }
+            6..=7 if live.len() > 1 => {
+                let i = live.swap_remove(pick);
+                let pod = testing::pod(i, namespaces);
+                let ns = pod.metadata.namespace.clone().unwrap_or_default();
+                Api::<Pod>::namespaced(client.clone(), &ns)
+                    .delete(
+                        pod.metadata.name.as_deref().unwrap_or_default(),
+                        &DeleteParams::default(),
+                    )
+                    .await
+                    .map(drop)
+            }
+            _ => {
+                let mut pod = testing::pod(next, namespaces);
+                pod.metadata.resource_version = None;
+                if let Some(spec) = pod.spec.as_mut() {
+                    spec.node_name =
+                        Some(format!("node-{}", next % nodes.clamp(1, testing::NODES)));
+                }
+                live.push(next);
+                next += 1;
+                let ns = pod.metadata.namespace.clone().unwrap_or_default();
+                Api::<Pod>::namespaced(client.clone(), &ns)
+                    .create(&PostParams::default(), &pod)
+                    .await
+                    .map(drop)
+            }
+        };
+        if let Err(e) = result {
+            tracing::debug!(error = %e, "churn request failed");
+        }
+    }
+}
