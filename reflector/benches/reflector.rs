@@ -1,1 +1,3 @@
+//! Benches of kcache-reflector (written next).
+
 fn main() {}

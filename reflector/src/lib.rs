@@ -6,6 +6,8 @@
 //!   [`Store`](kcache_store::Store), then watches and applies every event, with client-go's
 //!   resource-version, pagination, relist and backoff rules.
 //! - [`ListWatch`] builds a lister-watcher from two closures.
+//! - Feature `testing`: `testing::FakeControllerSource`, an in-memory lister-watcher with
+//!   pagination, a bounded history and fault injection.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -47,6 +49,9 @@
 //! ```
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+// `ListWatchError::Api` holds a `Status` (about 300 bytes) by value, as the contract fixes it; errors
+// are rare on these paths, so the size does not matter.
+#![allow(clippy::result_large_err)]
 
 mod backoff;
 mod error;
@@ -54,6 +59,8 @@ mod list_watch;
 mod lister_watcher;
 mod metrics;
 mod reflector;
+#[cfg(feature = "testing")]
+pub mod testing;
 mod type_check;
 
 pub use backoff::BackoffConfig;

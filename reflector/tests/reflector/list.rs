@@ -1,0 +1,297 @@
+//! Resource versions and pagination of lists.
+
+use std::sync::Arc;
+
+use kcache_reflector::testing::{Call, FakeControllerSource};
+use kcache_reflector::{ListOptions, ListWatchError, Reflector, WatchEvent, status};
+use kcache_store::{Indexer, Store};
+
+use crate::support::*;
+
+#[tokio::test(start_paused = true)]
+async fn list_rv_0_limit_500_then_watch_at_list_rv() {
+    let source = Arc::new(FakeControllerSource::<k8s_openapi::api::core::v1::Pod>::new());
+    for i in 0..3 {
+        source.add(pod(&format!("p{i}"), ""));
+    }
+    let store = Arc::new(Indexer::default());
+    let reflector = Arc::new(Reflector::builder(Arc::clone(&source), Arc::clone(&store)).build());
+    let running = run(&reflector);
+    source.wait_for_calls(2).await;
+    let calls = source.calls();
+    assert_eq!(
+        calls[0],
+        Call::List(ListOptions {
+            resource_version: Some("0".into()),
+            limit: Some(500),
+            ..ListOptions::default()
+        })
+    );
+    let Call::Watch(watch) = &calls[1] else {
+        panic!("expected a watch, got {:?}", calls[1])
+    };
+    assert_eq!(watch.resource_version.as_deref(), Some("3"));
+    assert!(watch.allow_watch_bookmarks);
+    assert_eq!(watch.send_initial_events, None);
+    assert_eq!(store.len(), 3);
+    assert_eq!(reflector.last_sync_resource_version(), "3");
+    running.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn rvs_after_expired_are_0_10_empty() {
+    let (lw, mut calls) = scripted(
+        |_, o| match o.resource_version.as_deref().unwrap_or("") {
+            "0" => Ok(page(vec![], "10", None)),
+            "10" => Err(ListWatchError::Api(status::expired("too old"))),
+            _ => Ok(page(vec![], "10", None)),
+        },
+        |n, _| match n {
+            0 => Ok(events_then_close(vec![WatchEvent::Error(status::expired(
+                "too old",
+            ))])),
+            _ => Ok(pending_stream()),
+        },
+    );
+    let store = Arc::new(RecordingStore::default());
+    let reflector = Arc::new(Reflector::builder(lw, Arc::clone(&store)).build());
+    let running = run(&reflector);
+    let got = next_calls(&mut calls, 5).await;
+    assert_eq!(list_rvs(&got), ["0", "10", ""]);
+    // The relist at "" succeeded: the next watch is at its resource version.
+    assert_eq!(opts(&got[4]).resource_version.as_deref(), Some("10"));
+    assert!(!is_list(&got[4]));
+    running.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn expired_continue_lists_in_full_at_the_same_rv() {
+    // client-go's TestReflectorFullListIfExpired: "0", "10", "" (continue), "10" (no limit).
+    let (lw, mut calls) = scripted(
+        |_, o| {
+            let rv = o.resource_version.as_deref().unwrap_or("");
+            match (rv, o.continue_token.as_deref(), o.limit) {
+                ("0", None, Some(4)) => Ok(page(vec![pod("a", "1")], "10", None)),
+                ("10", None, Some(4)) => Ok(page(vec![pod("a", "1")], "11", Some("C1"))),
+                ("", Some("C1"), Some(4)) => {
+                    Err(ListWatchError::Api(status::expired("continue expired")))
+                }
+                ("10", None, None) => Ok(page(vec![pod("a", "1"), pod("b", "2")], "11", None)),
+                other => Err(ListWatchError::Other(format!("unexpected list {other:?}"))),
+            }
+        },
+        |n, _| match n {
+            0 => Ok(events_then_close(vec![WatchEvent::Error(status::expired(
+                "too old",
+            ))])),
+            _ => Ok(pending_stream()),
+        },
+    );
+    let store = Arc::new(RecordingStore::default());
+    let reflector = Arc::new(
+        Reflector::builder(lw, Arc::clone(&store))
+            .page_size(4)
+            .build(),
+    );
+    let running = run(&reflector);
+    let got = next_calls(&mut calls, 6).await;
+    assert_eq!(list_rvs(&got), ["0", "10", "", "10"]);
+    let lists: Vec<_> = got.iter().filter(|c| is_list(c)).collect();
+    assert_eq!(opts(lists[2]).continue_token.as_deref(), Some("C1"));
+    assert_eq!(opts(lists[3]).limit, None);
+    assert_eq!(store.inner.len(), 2);
+    assert_eq!(reflector.last_sync_resource_version(), "11");
+    running.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn three_too_large_rv_error_forms_relist_at_empty() {
+    // client-go's TestReflectorFullListIfTooLarge: each form makes the relist retry at "".
+    let (lw, mut calls) = scripted(
+        |n, o| match (n, o.resource_version.as_deref().unwrap_or("")) {
+            (0, "0") => Ok(page(vec![], "20", None)),
+            (1, "20") => Err(ListWatchError::Api(status::too_large_resource_version())),
+            (2, "") => Ok(page(vec![], "30", None)),
+            (3, "30") => Err(ListWatchError::Api(
+                status::too_large_resource_version_cause_message(),
+            )),
+            (4, "") => Ok(page(vec![], "40", None)),
+            (5, "40") => Err(ListWatchError::Api(
+                status::too_large_resource_version_message(),
+            )),
+            (6, "") => Ok(page(vec![], "50", None)),
+            other => Err(ListWatchError::Other(format!("unexpected list {other:?}"))),
+        },
+        // Every watch fails with Expired: a relist at the last synced resource version follows.
+        |_, _| {
+            Ok(events_then_close(vec![WatchEvent::Error(status::expired(
+                "too old",
+            ))]))
+        },
+    );
+    let store = Arc::new(RecordingStore::default());
+    let reflector = Arc::new(Reflector::builder(lw, Arc::clone(&store)).build());
+    let running = run(&reflector);
+    let got = next_calls(&mut calls, 11).await;
+    assert_eq!(list_rvs(&got), ["0", "20", "", "30", "", "40", ""]);
+    assert_eq!(reflector.last_sync_resource_version(), "50");
+    running.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn page_size_rules() {
+    // Default: the first list (RV "0") asks for 500; a relist at a known RV asks for no limit
+    // because the first list was not paginated.
+    let (lw, mut calls) = scripted(
+        |_, _| Ok(page(vec![], "10", None)),
+        |_, _| {
+            Ok(events_then_close(vec![WatchEvent::Error(status::expired(
+                "too old",
+            ))]))
+        },
+    );
+    let reflector = Arc::new(Reflector::builder(lw, Arc::new(RecordingStore::default())).build());
+    let running = run(&reflector);
+    let got = next_calls(&mut calls, 3).await;
+    assert_eq!(opts(&got[0]).limit, Some(500));
+    assert_eq!(opts(&got[2]).resource_version.as_deref(), Some("10"));
+    assert_eq!(
+        opts(&got[2]).limit,
+        None,
+        "relist at an RV is served unpaginated"
+    );
+    running.stop().await;
+
+    // The first list came back paginated: later lists keep paging with the default size.
+    let (lw, mut calls) = scripted(
+        |_, o| match o.continue_token.as_deref() {
+            None if o.resource_version.as_deref() == Some("0") => {
+                Ok(page(vec![pod("a", "1")], "10", Some("c")))
+            }
+            _ => Ok(page(vec![pod("b", "2")], "10", None)),
+        },
+        |_, _| {
+            Ok(events_then_close(vec![WatchEvent::Error(status::expired(
+                "too old",
+            ))]))
+        },
+    );
+    let reflector = Arc::new(Reflector::builder(lw, Arc::new(RecordingStore::default())).build());
+    let running = run(&reflector);
+    let got = next_calls(&mut calls, 4).await;
+    assert_eq!(opts(&got[0]).limit, Some(500));
+    assert_eq!(opts(&got[1]).continue_token.as_deref(), Some("c"));
+    assert_eq!(
+        opts(&got[1]).resource_version,
+        None,
+        "continuation pages carry no RV"
+    );
+    assert_eq!(opts(&got[3]).resource_version.as_deref(), Some("10"));
+    assert_eq!(
+        opts(&got[3]).limit,
+        Some(500),
+        "a paginating server keeps being paged"
+    );
+    running.stop().await;
+
+    // An explicit page size is always used.
+    let (lw, mut calls) = scripted(
+        |_, _| Ok(page(vec![], "10", None)),
+        |_, _| {
+            Ok(events_then_close(vec![WatchEvent::Error(status::expired(
+                "too old",
+            ))]))
+        },
+    );
+    let reflector = Arc::new(
+        Reflector::builder(lw, Arc::new(RecordingStore::default()))
+            .page_size(7)
+            .build(),
+    );
+    let running = run(&reflector);
+    let got = next_calls(&mut calls, 3).await;
+    assert_eq!(opts(&got[0]).limit, Some(7));
+    assert_eq!(opts(&got[2]).limit, Some(7));
+    running.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn paginated_list_collects_every_page_into_one_replace() {
+    let source = Arc::new(FakeControllerSource::new());
+    for i in 0..25 {
+        source.add(pod(&format!("p{i:02}"), ""));
+    }
+    let store = Arc::new(RecordingStore::default());
+    let reflector = Arc::new(
+        Reflector::builder(Arc::clone(&source), Arc::clone(&store))
+            .page_size(10)
+            .build(),
+    );
+    let running = run(&reflector);
+    store.wait_for("replace 25 25").await;
+    let lists = source.list_calls();
+    assert_eq!(lists.len(), 3);
+    assert_eq!(store.ops_starting("replace"), ["replace 25 25"]);
+    running.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn list_errors_reach_the_error_handler_and_retry_after_backoff() {
+    let source = Arc::new(FakeControllerSource::new());
+    source.add(pod("a", ""));
+    source.fail_next_list(ListWatchError::Api(status::internal_error("boom")));
+    let errors = Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let store = Arc::new(Indexer::default());
+    let reflector = Arc::new(
+        Reflector::builder(Arc::clone(&source), Arc::clone(&store))
+            .watch_error_handler({
+                let errors = Arc::clone(&errors);
+                move |e| errors.lock().push(e.to_string())
+            })
+            .build(),
+    );
+    let running = run(&reflector);
+    source.wait_for_calls(3).await;
+    assert_eq!(errors.lock().len(), 1);
+    assert!(errors.lock()[0].contains("boom"));
+    // The failed list did not count as a sync: the retry is at "0" again.
+    assert_eq!(source.list_resource_versions(), ["0", "0"]);
+    assert_eq!(store.len(), 1);
+    running.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn relist_reuses_unchanged_objects_from_known_objects() {
+    // Every list decodes fresh objects; "a" is unchanged at the relist, "b" changed.
+    let (lw, mut calls) = scripted(
+        |n, _| {
+            let b = if n == 0 { "2" } else { "3" };
+            Ok(page(vec![pod("a", "1"), pod("b", b)], b, None))
+        },
+        |n, _| match n {
+            0 => Ok(events_then_close(vec![WatchEvent::Error(status::expired(
+                "too old",
+            ))])),
+            _ => Ok(pending_stream()),
+        },
+    );
+    let store = Arc::new(Indexer::default());
+    let reflector = Arc::new(
+        Reflector::builder(lw, Arc::clone(&store))
+            .reuse_unchanged(Arc::clone(&store) as _)
+            .build(),
+    );
+    let running = run(&reflector);
+    next_calls(&mut calls, 2).await;
+    let a_before = store.get_by_key("ns/a").unwrap();
+    let b_before = store.get_by_key("ns/b").unwrap();
+    next_calls(&mut calls, 2).await;
+    assert!(
+        Arc::ptr_eq(&a_before, &store.get_by_key("ns/a").unwrap()),
+        "unchanged object kept"
+    );
+    let b_after = store.get_by_key("ns/b").unwrap();
+    assert!(!Arc::ptr_eq(&b_before, &b_after));
+    assert_eq!(b_after.metadata.resource_version.as_deref(), Some("3"));
+    running.stop().await;
+}
