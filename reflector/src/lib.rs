@@ -5,6 +5,8 @@
 //! - [`Reflector`] lists (paginated, or with the streaming watch-list), replaces a
 //!   [`Store`](kcache_store::Store), then watches and applies every event, with client-go's
 //!   resource-version, pagination, relist and backoff rules.
+//! - [`KubeListerWatcher`] lists and watches over kube-client (typed objects, `DynamicObject`,
+//!   metadata only), decoding off the task that reads the socket.
 //! - [`ListWatch`] builds a lister-watcher from two closures.
 //! - Feature `testing`: `testing::FakeControllerSource`, an in-memory lister-watcher with
 //!   pagination, a bounded history and fault injection.
@@ -51,10 +53,12 @@
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 // `ListWatchError::Api` holds a `Status` (about 300 bytes) by value, as the contract fixes it; errors
 // are rare on these paths, so the size does not matter.
-#![allow(clippy::result_large_err)]
+#![allow(clippy::result_large_err, clippy::large_enum_variant)]
 
 mod backoff;
+mod decode;
 mod error;
+mod kube;
 mod list_watch;
 mod lister_watcher;
 mod metrics;
@@ -69,6 +73,7 @@ pub use error::{
     is_too_large_resource_version, is_too_large_resource_version_status, is_too_many_requests,
     is_watch_error_retriable, status,
 };
+pub use kube::{KubeListerWatcher, TweakListOptions};
 pub use list_watch::ListWatch;
 pub use lister_watcher::{
     Bookmark, INITIAL_EVENTS_END_ANNOTATION, ListFuture, ListOptions, ListPage, ListWatchError,

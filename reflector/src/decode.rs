@@ -1,0 +1,264 @@
+//! JSON decoding of list bodies and watch lines, meant to run on blocking threads, off the task
+//! that reads the socket.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use kube_core::Status;
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
+
+use crate::lister_watcher::{Bookmark, ListWatchError, WatchEvent};
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct ListMeta {
+    #[serde(default)]
+    resource_version: Option<String>,
+    #[serde(default, rename = "continue")]
+    continue_token: Option<String>,
+    #[serde(default)]
+    remaining_item_count: Option<i64>,
+}
+
+#[derive(Deserialize)]
+struct ListEnvelope<'a> {
+    #[serde(default)]
+    metadata: ListMeta,
+    #[serde(borrow, default)]
+    items: Option<Vec<&'a RawValue>>,
+}
+
+/// A list body whose envelope was parsed: its metadata, and where each item lies in the body.
+#[derive(Debug)]
+pub(crate) struct ParsedList {
+    pub(crate) body: Bytes,
+    pub(crate) items: Vec<Range<usize>>,
+    pub(crate) resource_version: String,
+    pub(crate) continue_token: Option<String>,
+    pub(crate) remaining_item_count: Option<i64>,
+}
+
+fn decode_error(what: &str, e: &serde_json::Error) -> ListWatchError {
+    ListWatchError::Decode(format!("{what}: {e}"))
+}
+
+/// Parses a list body's envelope (metadata, item boundaries) without decoding the items.
+pub(crate) fn parse_list(body: Bytes) -> Result<ParsedList, ListWatchError> {
+    let envelope: ListEnvelope<'_> =
+        serde_json::from_slice(&body).map_err(|e| decode_error("list body", &e))?;
+    let base = body.as_ptr() as usize;
+    let items = envelope
+        .items
+        .unwrap_or_default()
+        .into_iter()
+        .map(|raw| {
+            let start = raw.get().as_ptr() as usize - base;
+            start..start + raw.get().len()
+        })
+        .collect();
+    Ok(ParsedList {
+        resource_version: envelope.metadata.resource_version.unwrap_or_default(),
+        continue_token: envelope.metadata.continue_token.filter(|c| !c.is_empty()),
+        remaining_item_count: envelope.metadata.remaining_item_count,
+        items,
+        body,
+    })
+}
+
+/// Decodes the items at `ranges` of `body`.
+pub(crate) fn decode_items<K: DeserializeOwned>(
+    body: &Bytes,
+    ranges: &[Range<usize>],
+) -> Result<Vec<Arc<K>>, ListWatchError> {
+    ranges
+        .iter()
+        .map(|r| {
+            let slice = body.get(r.clone()).unwrap_or_default();
+            serde_json::from_slice::<K>(slice)
+                .map(Arc::new)
+                .map_err(|e| decode_error("list item", &e))
+        })
+        .collect()
+}
+
+#[derive(Deserialize)]
+struct EventEnvelope<'a> {
+    #[serde(rename = "type")]
+    kind: &'a str,
+    #[serde(borrow)]
+    object: &'a RawValue,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TypeFields<'a> {
+    #[serde(default, borrow)]
+    kind: Option<&'a str>,
+    #[serde(default, borrow)]
+    api_version: Option<&'a str>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct BookmarkMeta {
+    #[serde(default)]
+    resource_version: Option<String>,
+    #[serde(default)]
+    annotations: Option<BTreeMap<String, String>>,
+}
+
+#[derive(Deserialize)]
+struct BookmarkObject {
+    #[serde(default)]
+    metadata: BookmarkMeta,
+}
+
+/// What decoding one watch line gave.
+#[derive(Debug)]
+pub(crate) enum Decoded<K> {
+    /// An event to deliver.
+    Event(WatchEvent<K>),
+    /// An object of another kind than expected: skipped (logged by the caller).
+    WrongKind(String),
+    /// A blank line.
+    Nothing,
+}
+
+/// Decodes one line of a watch stream. `expected_kind` is used only to tell an object of
+/// another kind (skipped) from a broken one (an error) when decoding fails.
+pub(crate) fn decode_event<K: DeserializeOwned>(
+    line: &[u8],
+    expected_kind: Option<&str>,
+) -> Result<Decoded<K>, ListWatchError> {
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Decoded::Nothing);
+    }
+    let envelope: EventEnvelope<'_> =
+        serde_json::from_slice(line).map_err(|e| decode_error("watch event", &e))?;
+    let object = envelope.object.get();
+    let decode_object = || match serde_json::from_str::<K>(object) {
+        Ok(obj) => Ok(Arc::new(obj)),
+        Err(e) => {
+            let types: Option<TypeFields<'_>> = serde_json::from_str(object).ok();
+            match (types, expected_kind) {
+                (
+                    Some(TypeFields {
+                        kind: Some(kind),
+                        api_version,
+                    }),
+                    Some(expected),
+                ) if kind != expected => Err(Ok(format!(
+                    "expected kind {expected}, got {} {kind}",
+                    api_version.unwrap_or("")
+                ))),
+                _ => Err(Err(decode_error("watch event object", &e))),
+            }
+        }
+    };
+    let event = match envelope.kind {
+        "ADDED" | "MODIFIED" | "DELETED" => match decode_object() {
+            Ok(obj) => match envelope.kind {
+                "ADDED" => WatchEvent::Added(obj),
+                "MODIFIED" => WatchEvent::Modified(obj),
+                _ => WatchEvent::Deleted(obj),
+            },
+            Err(Ok(reason)) => return Ok(Decoded::WrongKind(reason)),
+            Err(Err(e)) => return Err(e),
+        },
+        "BOOKMARK" => {
+            let b: BookmarkObject =
+                serde_json::from_str(object).map_err(|e| decode_error("bookmark", &e))?;
+            WatchEvent::Bookmark(Bookmark {
+                resource_version: b.metadata.resource_version.unwrap_or_default(),
+                annotations: b.metadata.annotations.unwrap_or_default(),
+            })
+        }
+        "ERROR" => {
+            let status: Status =
+                serde_json::from_str(object).map_err(|e| decode_error("error event", &e))?;
+            WatchEvent::Error(status)
+        }
+        other => {
+            return Err(ListWatchError::Decode(format!(
+                "unknown watch event type {other:?}"
+            )));
+        }
+    };
+    Ok(Decoded::Event(event))
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::core::v1::Pod;
+
+    use super::*;
+
+    #[test]
+    fn list_envelope_gives_item_ranges_and_metadata() {
+        let body = Bytes::from_static(
+            br#"{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"12","continue":"abc","remainingItemCount":3},"items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b"}}]}"#,
+        );
+        let parsed = parse_list(body).unwrap();
+        assert_eq!(parsed.resource_version, "12");
+        assert_eq!(parsed.continue_token.as_deref(), Some("abc"));
+        assert_eq!(parsed.remaining_item_count, Some(3));
+        let pods: Vec<Arc<Pod>> = decode_items(&parsed.body, &parsed.items).unwrap();
+        let names: Vec<_> = pods
+            .iter()
+            .map(|p| p.metadata.name.clone().unwrap())
+            .collect();
+        assert_eq!(names, ["a", "b"]);
+    }
+
+    #[test]
+    fn watch_lines_decode_to_events() {
+        let added = br#"{"type":"ADDED","object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","resourceVersion":"5"}}}"#;
+        let Ok(Decoded::Event(WatchEvent::Added(p))) = decode_event::<Pod>(added, Some("Pod"))
+        else {
+            panic!()
+        };
+        assert_eq!(p.metadata.resource_version.as_deref(), Some("5"));
+        let bookmark = br#"{"type":"BOOKMARK","object":{"apiVersion":"v1","kind":"Pod","metadata":{"resourceVersion":"9","annotations":{"k8s.io/initial-events-end":"true"}}}}"#;
+        let Ok(Decoded::Event(WatchEvent::Bookmark(b))) =
+            decode_event::<Pod>(bookmark, Some("Pod"))
+        else {
+            panic!()
+        };
+        assert!(b.is_initial_events_end());
+        assert_eq!(b.resource_version, "9");
+        let error = br#"{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","message":"too old","reason":"Expired","code":410}}"#;
+        let Ok(Decoded::Event(WatchEvent::Error(s))) = decode_event::<Pod>(error, Some("Pod"))
+        else {
+            panic!()
+        };
+        assert_eq!(s.code, 410);
+    }
+
+    #[test]
+    fn wrong_kind_is_skipped_and_garbage_is_an_error() {
+        let cm = br#"{"type":"ADDED","object":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}}"#;
+        assert!(matches!(
+            decode_event::<Pod>(cm, Some("Pod")),
+            Ok(Decoded::WrongKind(_))
+        ));
+        for bad in [
+            &b"{\"type\":"[..],
+            b"{\"type\":\"ADDED\",\"object\":{\"spec\":7}}",
+            b"[1]",
+            b"{\"type\":\"WHAT\",\"object\":{}}",
+        ] {
+            assert!(matches!(
+                decode_event::<Pod>(bad, Some("Pod")),
+                Err(ListWatchError::Decode(_))
+            ));
+        }
+        assert!(matches!(
+            decode_event::<Pod>(b"  \n", None),
+            Ok(Decoded::Nothing)
+        ));
+    }
+}
