@@ -346,6 +346,8 @@ impl<K: Send + Sync> Store<K> for DeltaFifo<K> {
         };
         let mut s = self.state.lock();
         let s = &mut *s;
+        s.items.reserve(keyed.len());
+        s.queue.reserve(keyed.len());
         let mut listed: HashSet<ObjectKey, RandomState> =
             HashSet::with_capacity_and_hasher(keyed.len(), RandomState::new());
         for (key, obj) in keyed {

@@ -324,6 +324,7 @@ impl<K: Send + Sync> RealFifo<K> {
             }
         }
         drop(listed);
+        s.items.reserve(tombstones.len() + keyed.len());
         for (key, obj) in tombstones {
             let tombstone = DeletedFinalStateUnknown {
                 key: key.to_string(),
