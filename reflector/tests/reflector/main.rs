@@ -6,6 +6,7 @@
 
 mod events;
 mod fake_source;
+mod kube_http;
 mod list;
 mod support;
 mod watch;

@@ -1,0 +1,244 @@
+//! [`KubeListerWatcher`] over HTTP against a small canned server on 127.0.0.1.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::Pod;
+use kcache_reflector::{
+    KubeListerWatcher, ListOptions, ListWatchError, ListerWatcher, Reflector, WatchEvent,
+    is_expired,
+};
+use kcache_store::testing::pod_json;
+use kube_client::{Api, Client, Config};
+use parking_lot::Mutex;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use crate::support::RecordingStore;
+
+#[derive(Default)]
+struct Server {
+    queries: Mutex<Vec<String>>,
+    watch_body: Mutex<Vec<String>>,
+}
+
+fn list_body(items: &[usize], rv: u64, continue_token: Option<&str>) -> String {
+    let items: Vec<_> = items
+        .iter()
+        .map(|i| pod_json(*i, 3, *i as u64 + 1))
+        .collect();
+    json!({"kind": "PodList", "apiVersion": "v1",
+        "metadata": {"resourceVersion": rv.to_string(), "continue": continue_token.unwrap_or("")},
+        "items": items})
+    .to_string()
+}
+
+async fn handle(State(server): State<Arc<Server>>, uri: Uri) -> Response {
+    let query = uri.query().unwrap_or("").to_owned();
+    server.queries.lock().push(query.clone());
+    if query.contains("watch=true") {
+        let lines: Vec<Result<String, std::convert::Infallible>> = server
+            .watch_body
+            .lock()
+            .iter()
+            .map(|l| Ok(format!("{l}\n")))
+            .collect();
+        return Response::builder()
+            .header("content-type", "application/json")
+            .body(Body::from_stream(futures::stream::iter(lines)))
+            .unwrap();
+    }
+    let body = if query.contains("continue=expired") {
+        let status = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": "continue expired", "reason": "Expired", "code": 410});
+        return (
+            StatusCode::GONE,
+            [("content-type", "application/json")],
+            status.to_string(),
+        )
+            .into_response();
+    } else if query.contains("continue=page2") {
+        list_body(&[2, 3], 10, Some("page3"))
+    } else if query.contains("continue=page3") {
+        list_body(&[4], 10, None)
+    } else if query.contains("limit=2") {
+        list_body(&[0, 1], 10, Some("page2"))
+    } else {
+        list_body(&[0, 1, 2, 3, 4], 10, None)
+    };
+    ([("content-type", "application/json")], body).into_response()
+}
+
+async fn start() -> (Arc<Server>, Client) {
+    let server = Arc::new(Server::default());
+    let app = axum::Router::new()
+        .fallback(handle)
+        .with_state(Arc::clone(&server));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let config = Config::new(format!("http://{addr}").parse().unwrap());
+    (server, Client::try_from(config).unwrap())
+}
+
+fn event(kind: &str, object: serde_json::Value) -> String {
+    json!({"type": kind, "object": object}).to_string()
+}
+
+#[tokio::test]
+async fn kube_lister_watcher_lists_every_page_in_order() {
+    let (server, client) = start().await;
+    let lw = KubeListerWatcher::new(Api::<Pod>::all(client))
+        .tweak_list_options(|o| o.label_selector = Some("tier=web".into()));
+    let mut options = ListOptions {
+        limit: Some(2),
+        resource_version: Some("0".into()),
+        ..ListOptions::default()
+    };
+    let mut names = Vec::new();
+    loop {
+        let page = lw.list(&options).await.unwrap();
+        assert_eq!(page.resource_version, "10");
+        names.extend(page.items.iter().map(|p| p.metadata.name.clone().unwrap()));
+        match page.continue_token {
+            Some(token) => {
+                options.continue_token = Some(token);
+                options.resource_version = None;
+            }
+            None => break,
+        }
+    }
+    let expected: Vec<String> = (0..5)
+        .map(|i| {
+            pod_json(i, 3, 1)["metadata"]["name"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(names, expected);
+    let queries = server.queries.lock().clone();
+    assert_eq!(
+        queries[0],
+        "labelSelector=tier%3Dweb&limit=2&resourceVersion=0"
+    );
+    assert_eq!(
+        queries.len(),
+        3,
+        "each page fetched once, prefetched or not: {queries:?}"
+    );
+}
+
+#[tokio::test]
+async fn kube_lister_watcher_maps_status_errors() {
+    let (_server, client) = start().await;
+    let lw = KubeListerWatcher::new(Api::<Pod>::all(client));
+    let options = ListOptions {
+        continue_token: Some("expired".into()),
+        ..ListOptions::default()
+    };
+    let err = lw.list(&options).await.unwrap_err();
+    assert!(is_expired(&err), "{err:?}");
+}
+
+#[tokio::test]
+async fn kube_lister_watcher_watch_decodes_events_in_order() {
+    let (server, client) = start().await;
+    let mut lines: Vec<String> = (0..300)
+        .map(|i| event("ADDED", pod_json(i, 3, i as u64 + 1)))
+        .collect();
+    lines.push(event(
+        "ADDED",
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm", "resourceVersion": "400"}}),
+    ));
+    lines.push(event(
+        "BOOKMARK",
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"resourceVersion": "500",
+            "annotations": {"k8s.io/initial-events-end": "true"}}}),
+    ));
+    lines.push(event(
+        "ERROR",
+        json!({"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "Expired", "code": 410, "message": "too old"}),
+    ));
+    *server.watch_body.lock() = lines;
+    let lw = KubeListerWatcher::new(Api::<Pod>::all(client));
+    let options = ListOptions {
+        resource_version: Some("0".into()),
+        allow_watch_bookmarks: true,
+        timeout_seconds: Some(300),
+        ..ListOptions::default()
+    };
+    let events: Vec<_> = lw.watch(&options).await.unwrap().collect().await;
+    assert_eq!(events.len(), 302, "the ConfigMap is skipped");
+    for (i, e) in events[..300].iter().enumerate() {
+        let Ok(WatchEvent::Added(p)) = e else {
+            panic!("event {i}: {e:?}")
+        };
+        assert_eq!(
+            p.metadata.resource_version.as_deref(),
+            Some((i + 1).to_string().as_str())
+        );
+    }
+    assert!(
+        matches!(&events[300], Ok(WatchEvent::Bookmark(b)) if b.is_initial_events_end() && b.resource_version == "500")
+    );
+    assert!(matches!(&events[301], Ok(WatchEvent::Error(s)) if s.code == 410));
+    assert_eq!(
+        server.queries.lock()[0],
+        "watch=true&resourceVersion=0&timeoutSeconds=300&allowWatchBookmarks=true"
+    );
+}
+
+#[tokio::test]
+async fn kube_lister_watcher_malformed_line_ends_the_stream_with_a_decode_error() {
+    let (server, client) = start().await;
+    *server.watch_body.lock() = vec![
+        event("ADDED", pod_json(0, 3, 1)),
+        "{\"type\":\"ADDED\",\"object\":{\"metadata\":".into(),
+        event("ADDED", pod_json(1, 3, 2)),
+    ];
+    let lw = KubeListerWatcher::new(Api::<Pod>::all(client));
+    let events: Vec<_> = lw
+        .watch(&ListOptions::default())
+        .await
+        .unwrap()
+        .collect()
+        .await;
+    assert_eq!(events.len(), 2);
+    assert!(matches!(events[0], Ok(WatchEvent::Added(_))));
+    assert!(matches!(events[1], Err(ListWatchError::Decode(_))));
+}
+
+#[tokio::test]
+async fn reflector_over_kube_lister_watcher_syncs_the_store() {
+    let (server, client) = start().await;
+    *server.watch_body.lock() = vec![event("MODIFIED", pod_json(0, 3, 11))];
+    let store = Arc::new(RecordingStore::default());
+    let reflector = Arc::new(
+        Reflector::builder(
+            KubeListerWatcher::new(Api::<Pod>::all(client)),
+            Arc::clone(&store),
+        )
+        .page_size(2)
+        .build(),
+    );
+    let shutdown = CancellationToken::new();
+    let task = tokio::spawn({
+        let (r, s) = (Arc::clone(&reflector), shutdown.clone());
+        async move { r.run(s).await }
+    });
+    store.wait_for("replace 5 10").await;
+    store.wait_for("rv 11").await;
+    shutdown.cancel();
+    task.await.unwrap();
+    let name = pod_json(0, 3, 1)["metadata"]["name"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let stored = kcache_store::Store::get_by_key(&store.inner, &format!("ns-0/{name}")).unwrap();
+    assert_eq!(stored.metadata.resource_version.as_deref(), Some("11"));
+}
