@@ -119,6 +119,10 @@ impl Fixture {
         let shutdown = CancellationToken::new();
         let task = tokio::spawn(informer.run(shutdown.clone()));
         counter.wait().await;
+        // Events sent before the informer's watch is open would be lost.
+        while source.watchers() == 0 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
         let updates = [1_000_000u64, 2_000_000].map(|base| {
             (0..BATCH.min(n))
                 .map(|i| Arc::new(testing::pod_at(i, NAMESPACES, base + i as u64)))

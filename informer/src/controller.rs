@@ -184,12 +184,16 @@ impl<K: Resource + Send + Sync + 'static> Controller<K> {
         if self.started.swap(true, Ordering::AcqRel) {
             return Err(InformerError::AlreadyRun(self.name.clone()));
         }
+        // A child token: the reflector also stops if this future is dropped, and stopping here
+        // never cancels the caller's token (which may be shared).
+        let token = shutdown.child_token();
+        let _stop_reflector_on_drop = token.clone().drop_guard();
         let reflector = Arc::clone(&self.reflector);
-        let token = shutdown.clone();
-        let reflector_task = tokio::spawn(async move { reflector.run(token).await });
-        self.process_loop(&shutdown).await;
+        let reflector_token = token.clone();
+        let reflector_task = tokio::spawn(async move { reflector.run(reflector_token).await });
+        self.process_loop(&token).await;
         self.queue.close();
-        shutdown.cancel();
+        token.cancel();
         if let Err(err) = reflector_task.await {
             tracing::error!(name = %self.name, error = %err, "reflector task failed");
         }

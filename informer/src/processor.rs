@@ -288,10 +288,10 @@ impl<K: Send + Sync + 'static> Processor<K> {
         tasks.handle = Some(handle);
     }
 
-    /// Stops every listener (buffered notifications are dropped, streams end) and waits for
-    /// every listener task to finish.
-    pub(crate) async fn stop(&self) {
-        let mut running = {
+    /// Marks the processor stopped, stops every listener (buffered notifications are dropped,
+    /// streams end) and hands out the listener tasks.
+    fn close(&self) -> JoinSet<()> {
+        let running = {
             let mut tasks = self.tasks.lock();
             tasks.stopped = true;
             tasks.waiting.clear();
@@ -300,6 +300,18 @@ impl<K: Send + Sync + 'static> Processor<K> {
         for listener in self.listeners.write().drain(..) {
             listener.cancel.cancel();
         }
+        running
+    }
+
+    /// Stops every listener and aborts their tasks without waiting (the informer's `run` future
+    /// was dropped).
+    pub(crate) fn abort(&self) {
+        drop(self.close());
+    }
+
+    /// Stops every listener and waits for every listener task to finish.
+    pub(crate) async fn stop(&self) {
+        let mut running = self.close();
         while let Some(result) = running.join_next().await {
             if let Err(err) = result {
                 tracing::error!(informer = %self.name, error = %err, "listener task failed");

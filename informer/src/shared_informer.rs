@@ -581,13 +581,32 @@ impl<K: Resource + Send + Sync + 'static> SharedIndexInformer<K> {
         let inner = Arc::clone(&self.inner);
         async move {
             let controller = start(&inner)?;
+            let mut abort_on_drop = AbortOnDrop {
+                inner: Some(Arc::clone(&inner)),
+            };
             inner.processor.run();
             tracing::debug!(informer = %inner.name, "informer started");
             let result = controller.run(shutdown).await;
             inner.lifecycle.lock().stopped = true;
             inner.processor.stop().await;
+            abort_on_drop.inner = None;
             tracing::debug!(informer = %inner.name, "informer stopped");
             result
+        }
+    }
+}
+
+/// Stops the informer if its `run` future is dropped before it finished: handler tasks are
+/// aborted instead of joined.
+struct AbortOnDrop<K: Send + Sync + 'static> {
+    inner: Option<Arc<Inner<K>>>,
+}
+
+impl<K: Send + Sync + 'static> Drop for AbortOnDrop<K> {
+    fn drop(&mut self) {
+        if let Some(inner) = self.inner.take() {
+            inner.lifecycle.lock().stopped = true;
+            inner.processor.abort();
         }
     }
 }

@@ -5,6 +5,7 @@ mod controller;
 mod e2e;
 mod handlers;
 mod logs;
+mod object_cache;
 mod processor;
 mod resync;
 mod shared_informer;

@@ -428,3 +428,21 @@ async fn has_synced_false_before_start_and_event_streams_sync_when_consumed() {
     assert!(events.registration().has_synced());
     running.stop().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn dropping_the_run_future_stops_the_informer() {
+    let source = source_with(1);
+    let informer = informer(&source);
+    let mut events = informer.event_stream().unwrap();
+    let running = Running::start(source, informer.clone());
+    running.wait_synced().await;
+    take_n(&mut events, 1).await;
+    running.task.abort();
+    assert!(running.task.await.unwrap_err().is_cancelled());
+    assert!(informer.is_stopped());
+    assert!(events.next().await.is_none(), "streams end");
+    assert!(matches!(
+        informer.add_event_handler(ResourceEventHandlerFuncs::new()),
+        Err(InformerError::Stopped(_))
+    ));
+}
