@@ -7,9 +7,21 @@ use k8s_openapi::api::core::v1::Pod;
 use kcache_deltafifo::{DeltaType, Deltas, PopError, ProcessError, Queue};
 use kcache_store::{Indexer, KnownObjects, Store, meta_namespace_key};
 
+thread_local! {
+    /// Fixture pods by index, parsed once per thread (parsing dominates the property tests).
+    static PODS: std::cell::RefCell<std::collections::HashMap<usize, Pod>> = Default::default();
+}
+
 /// Fixture pod `i` at resource version `rv`.
 pub(crate) fn pod(i: usize, rv: u64) -> Arc<Pod> {
-    Arc::new(kcache_store::testing::pod_at(i, 1, rv))
+    let mut p = PODS.with(|pods| {
+        pods.borrow_mut()
+            .entry(i)
+            .or_insert_with(|| kcache_store::testing::pod_at(i, 1, 0))
+            .clone()
+    });
+    p.metadata.resource_version = Some(rv.to_string());
+    Arc::new(p)
 }
 
 /// The key of fixture pod `i`.

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::Pod;
 use kcache_deltafifo::DeltaType::{self, Added, Deleted, Sync, Updated};
 use kcache_deltafifo::{DeltaFifo, DeltaFifoOptions, ProcessError, Queue, WorkQueue};
-use kcache_store::{Indexer, KnownObjects, MaybeTombstone, Store};
+use kcache_store::{Indexer, KnownObjects, Store};
 use proptest::prelude::*;
 
 use crate::common::{Summary, key, pod, summary};
@@ -279,8 +279,155 @@ fn run_work(ops: Vec<WorkOp>) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+#[derive(Debug, Clone)]
+enum RealOp {
+    Write(DeltaType, usize),
+    Replace(Vec<usize>),
+    Pop,
+    PopBatch,
+}
+
+fn real_op() -> impl Strategy<Value = RealOp> {
+    let k = 0..5usize;
+    prop_oneof![
+        2 => k.clone().prop_map(|i| RealOp::Write(Added, i)),
+        2 => k.clone().prop_map(|i| RealOp::Write(Updated, i)),
+        1 => k.clone().prop_map(|i| RealOp::Write(Deleted, i)),
+        1 => proptest::collection::vec(k, 0..4).prop_map(RealOp::Replace),
+        2 => Just(RealOp::Pop),
+        2 => Just(RealOp::PopBatch),
+    ]
+}
+
+/// Checks a RealFIFO against an append-only log: pops hand out the log in order, batches hold
+/// distinct keys, at most the batch size, and never mix the initial list with later deltas.
+fn run_real(ops: Vec<RealOp>) -> Result<(), TestCaseError> {
+    const BATCH: usize = 3;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let indexer = Arc::new(Indexer::<Pod>::default());
+    let known: Arc<dyn KnownObjects<Pod>> = indexer.clone();
+    let fifo = kcache_deltafifo::RealFifo::new(
+        kcache_deltafifo::RealFifoOptions::default()
+            .known_objects(known)
+            .batch_size(BATCH),
+    );
+    let mut log: std::collections::VecDeque<(String, Summary)> = Default::default();
+    let mut populated = false;
+    let mut initial = 0usize;
+    let mut next_rv = 0u64;
+    for op in ops {
+        match op {
+            RealOp::Write(kind, i) => {
+                next_rv += 1;
+                let p = pod(i, next_rv);
+                match kind {
+                    Added => fifo.add(p),
+                    Updated => fifo.update(p),
+                    _ => fifo.delete(p),
+                }
+                .unwrap();
+                populated = true;
+                log.push_back((key(i), (kind, false, next_rv)));
+            }
+            RealOp::Replace(list) => {
+                let objs: Vec<Arc<Pod>> = list
+                    .iter()
+                    .map(|&i| {
+                        next_rv += 1;
+                        pod(i, next_rv)
+                    })
+                    .collect();
+                fifo.replace(objs.clone(), "0").unwrap();
+                let listed: HashSet<String> = list.iter().map(|&i| key(i)).collect();
+                let mut last: HashMap<String, Summary> = HashMap::new();
+                let mut order = Vec::new();
+                for (k, d) in &log {
+                    if last.insert(k.clone(), *d).is_none() {
+                        order.push(k.clone());
+                    }
+                }
+                let mut appended = Vec::new();
+                for k in order {
+                    let d = last[&k];
+                    if !listed.contains(&k) && d.0 != Deleted {
+                        appended.push((k, (Deleted, true, d.2)));
+                    }
+                }
+                for k in KnownObjects::list_keys(&*indexer) {
+                    if !listed.contains(&*k) && !last.contains_key(&*k) {
+                        let obj = KnownObjects::get_by_key(&*indexer, &k).unwrap();
+                        appended.push((k.to_string(), (Deleted, true, rv_of(&obj))));
+                    }
+                }
+                for o in &objs {
+                    let k = kcache_store::meta_namespace_key(&**o).unwrap();
+                    appended.push((k, (DeltaType::Replaced, false, rv_of(o))));
+                }
+                log.extend(appended);
+                if !populated {
+                    populated = true;
+                    initial = log.len();
+                }
+            }
+            RealOp::Pop | RealOp::PopBatch => {
+                if log.is_empty() {
+                    prop_assert!(fifo.is_empty());
+                    continue;
+                }
+                let expected_initial = !(populated && initial == 0);
+                let record = |deltas: &[kcache_deltafifo::Delta<Pod>], in_initial: bool| {
+                    let mut got = Vec::new();
+                    for d in deltas {
+                        let o = d.object().unwrap();
+                        let k = fifo.key_of(o).unwrap();
+                        // What an informer does: apply the delta to the indexer.
+                        if d.kind() == Deleted {
+                            indexer.delete_by_key(&k);
+                        } else {
+                            indexer.update(o.object().clone()).unwrap();
+                        }
+                        got.push((k, (d.kind(), o.is_tombstone(), rv_of(o.object()))));
+                    }
+                    Ok::<_, ProcessError<Infallible>>((got, in_initial))
+                };
+                let (got, in_initial) = if matches!(op, RealOp::PopBatch) {
+                    rt.block_on(fifo.pop_batch(record)).unwrap()
+                } else {
+                    let got = rt.block_on(fifo.pop(|d, i| record(d, i))).unwrap();
+                    prop_assert_eq!(got.0.len(), 1);
+                    got
+                };
+                prop_assert_eq!(in_initial, expected_initial);
+                prop_assert!(!got.is_empty() && got.len() <= BATCH);
+                let keys: HashSet<&String> = got.iter().map(|(k, _)| k).collect();
+                prop_assert_eq!(keys.len(), got.len());
+                if initial > 0 {
+                    prop_assert!(got.len() <= initial);
+                }
+                for g in got.iter() {
+                    let expected = log.pop_front();
+                    prop_assert_eq!(Some(g), expected.as_ref());
+                }
+                initial = initial.saturating_sub(got.len());
+            }
+        }
+        prop_assert_eq!(fifo.len(), log.len());
+        prop_assert_eq!(fifo.has_synced(), populated && initial == 0);
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    #[test]
+    fn real_fifo_hands_out_the_event_log_in_order_in_valid_batches(
+        ops in proptest::collection::vec(real_op(), 0..40)
+    ) {
+        run_real(ops)?;
+    }
 
     #[test]
     fn delta_fifo_matches_the_reference_model(ops in proptest::collection::vec(fifo_op(), 0..40)) {
@@ -293,12 +440,4 @@ proptest! {
     ) {
         run_work(ops)?;
     }
-}
-
-#[test]
-fn delta_type_is_exhaustive_for_the_model() {
-    // The model only produces per-object kinds.
-    let kinds = [Added, Updated, Deleted, Sync, DeltaType::Replaced];
-    assert_eq!(kinds.len(), 5);
-    let _ = MaybeTombstone::Object(pod(0, 1));
 }
