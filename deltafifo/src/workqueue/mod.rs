@@ -468,6 +468,25 @@ impl<T: Eq + Hash + Clone + Send + Sync + 'static> WorkQueue<T> {
 
     /// Adds `item` after `delay` (tokio's clock). A zero delay adds at once; an item already
     /// delayed keeps the earlier of its two times. Ignored after shutdown.
+    ///
+    /// Delayed items move into the queue when [`get`](WorkQueue::get) or
+    /// [`len`](WorkQueue::len) runs after their time; a waiting `get` sleeps until the earliest
+    /// one, so the runtime must have its time driver enabled (`#[tokio::main]` does).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use kcache_deltafifo::WorkQueue;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// let queue = WorkQueue::<&str>::new();
+    /// queue.add_after("later", Duration::from_secs(30));
+    /// queue.add_after("later", Duration::from_secs(5)); // the earlier time wins
+    /// queue.add_after("sooner", Duration::from_secs(1));
+    /// assert_eq!(queue.len(), 0);
+    /// assert_eq!(queue.get().await, Some("sooner"));
+    /// assert_eq!(queue.get().await, Some("later"));
+    /// # }
+    /// ```
     pub fn add_after(&self, item: T, delay: Duration) {
         let mut s = self.inner.state.lock();
         if s.shutting_down {
@@ -486,6 +505,24 @@ impl<T: Eq + Hash + Clone + Send + Sync + 'static> WorkQueue<T> {
     }
 
     /// Adds `item` after the delay its [`RateLimiter`] gives.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use kcache_deltafifo::{ItemExponentialFailureRateLimiter, WorkQueue, WorkQueueConfig};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// let limiter = ItemExponentialFailureRateLimiter::new(Duration::from_millis(5), Duration::from_secs(60));
+    /// let queue = WorkQueue::with_config(WorkQueueConfig::default().rate_limiter(Arc::new(limiter)));
+    /// queue.add_rate_limited("default/web"); // retried in 5 ms
+    /// queue.add_rate_limited("default/web"); // 10 ms, but the earlier time wins
+    /// assert_eq!(queue.num_requeues(&"default/web"), 2);
+    /// let key = queue.get().await.unwrap();
+    /// queue.forget(&key); // reconciled: the next failure starts at 5 ms again
+    /// queue.done(&key);
+    /// assert_eq!(queue.num_requeues(&"default/web"), 0);
+    /// # }
+    /// ```
     pub fn add_rate_limited(&self, item: T) {
         let delay = self.inner.rate_limiter.when(&item);
         if let Some(m) = &self.inner.metrics {
