@@ -74,6 +74,29 @@ async fn shut_down_unblocks_every_waiting_get() {
 #[tokio::test]
 async fn drain_with_shut_down_with_drain_and_a_dirty_item() {
     let q = WorkQueue::<&str>::new();
+    q.add("foo");
+    let gotten = q.get().await.unwrap();
+    q.add("foo");
+    let drain = {
+        let q = q.clone();
+        tokio::spawn(async move { q.shut_down_with_drain().await })
+    };
+    tokio::task::yield_now().await;
+    // Shutting down and nothing waiting: `get` says so, the drain still waits for "foo".
+    assert_eq!(q.get().await, None);
+    assert!(!drain.is_finished());
+    // Done puts the dirty item back: it is handed out once more despite the shutdown.
+    q.done(&gotten);
+    let again = q.get().await.unwrap();
+    assert!(!drain.is_finished());
+    q.done(&again);
+    assert_eq!(q.get().await, None);
+    drain.await.unwrap();
+}
+
+#[tokio::test]
+async fn shut_down_with_drain_waits_for_every_item_being_processed() {
+    let q = WorkQueue::<&str>::new();
     q.add("a");
     q.add("b");
     let a = q.get().await.unwrap();
