@@ -294,7 +294,7 @@ async fn transformer_runs_on_events_and_replaced_items_but_not_tombstones_or_res
     let atomic = RealFifo::new(
         RealFifoOptions::default()
             .atomic_events(true)
-            .transformer(Arc::new(|p| Ok(p))),
+            .transformer(Arc::new(Ok)),
     );
     atomic.replace(vec![pod(1, 1), pod(2, 1)], "1").unwrap();
     assert_eq!(atomic.len(), 1);
