@@ -62,4 +62,4 @@ pub use storage::{
     DEFAULT_HISTORY, EventType, ListRequest, ListResult, MemoryStorage, Preconditions, Storage,
     StorageError, StorageEvent, StorageFuture, StorageWatch, UpdateFn, WatchItem,
 };
-pub use testing::{ServeError, TestServer, client_for, serve};
+pub use testing::{ServeError, TestServer, client_config, client_for, serve};

@@ -61,7 +61,13 @@ impl TestServer {
 
     /// A kube client configured for this server (with its token, if any).
     pub fn client(&self) -> Result<kube_client::Client, ServeError> {
-        client_for(
+        kube_client::Client::try_from(self.config()?).map_err(|e| ServeError::Client(e.to_string()))
+    }
+
+    /// The kube client configuration of [`TestServer::client`], to adjust (for example
+    /// `default_retry = false` to see 429, 503 and 504 answers instead of retrying them).
+    pub fn config(&self) -> Result<kube_client::Config, ServeError> {
+        client_config(
             &self.url(),
             self.server.shared.config.token.as_deref(),
             "default",
@@ -95,6 +101,17 @@ pub fn client_for(
     token: Option<&str>,
     namespace: &str,
 ) -> Result<kube_client::Client, ServeError> {
+    let config = client_config(url, token, namespace)?;
+    kube_client::Client::try_from(config).map_err(|e| ServeError::Client(e.to_string()))
+}
+
+/// The kube client configuration for `url` with an optional bearer token, defaulting to
+/// `namespace`.
+pub fn client_config(
+    url: &str,
+    token: Option<&str>,
+    namespace: &str,
+) -> Result<kube_client::Config, ServeError> {
     let uri: http::Uri = url
         .parse()
         .map_err(|e: http::uri::InvalidUri| ServeError::Client(e.to_string()))?;
@@ -104,7 +121,7 @@ pub fn client_for(
     if let Some(token) = token {
         config.auth_info.token = Some(token.to_owned().into());
     }
-    kube_client::Client::try_from(config).map_err(|e| ServeError::Client(e.to_string()))
+    Ok(config)
 }
 
 /// Serves `server` on `listener` until `stop` (then shuts the server down).

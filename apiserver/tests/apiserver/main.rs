@@ -1,1 +1,9 @@
 //! Integration tests of kcache-apiserver over real HTTP.
+
+mod clients;
+mod faults;
+mod kubectl;
+mod lists;
+mod support;
+mod watches;
+mod writes;

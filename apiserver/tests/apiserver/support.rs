@@ -1,0 +1,168 @@
+//! Helpers shared by the tests: raw requests, watch line readers, pod JSON.
+
+use std::time::Duration;
+
+use futures::io::Lines;
+use futures::{AsyncBufRead, AsyncBufReadExt, StreamExt};
+use kcache_apiserver::{ApiServer, ApiServerBuilder, CacheConfig, ServerConfig, TestServer};
+use kube_client::Client;
+use serde_json::{Value, json};
+
+/// A server with short freshness timeouts and bookmark intervals for tests.
+pub(crate) fn test_builder() -> ApiServerBuilder {
+    let config = ServerConfig {
+        cache: CacheConfig {
+            freshness_timeout: Duration::from_millis(300),
+            bookmark_interval: Duration::from_millis(200),
+            bookmark_tick: Duration::from_millis(50),
+            ..CacheConfig::default()
+        },
+        ..ServerConfig::default()
+    };
+    ApiServer::builder().config(config)
+}
+
+pub(crate) async fn start() -> TestServer {
+    TestServer::start_with(test_builder()).await.unwrap()
+}
+
+/// Sends a request; returns the HTTP status and the JSON body (Null when empty or not JSON).
+pub(crate) async fn request(
+    client: &Client,
+    method: &str,
+    path: &str,
+    body: Option<(&str, Vec<u8>)>,
+) -> (u16, Value) {
+    let mut req = http::Request::builder().method(method).uri(path);
+    let bytes = match body {
+        Some((ct, b)) => {
+            req = req.header("content-type", ct);
+            b
+        }
+        None => Vec::new(),
+    };
+    let resp = client
+        .send(req.body(kube_client::client::Body::from(bytes)).unwrap())
+        .await
+        .unwrap();
+    let code = resp.status().as_u16();
+    let bytes = resp.into_body().collect_bytes().await.unwrap();
+    (code, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+}
+
+pub(crate) async fn get(client: &Client, path: &str) -> (u16, Value) {
+    request(client, "GET", path, None).await
+}
+
+pub(crate) async fn post(client: &Client, path: &str, body: &Value) -> (u16, Value) {
+    request(
+        client,
+        "POST",
+        path,
+        Some(("application/json", body.to_string().into_bytes())),
+    )
+    .await
+}
+
+pub(crate) async fn put(client: &Client, path: &str, body: &Value) -> (u16, Value) {
+    request(
+        client,
+        "PUT",
+        path,
+        Some(("application/json", body.to_string().into_bytes())),
+    )
+    .await
+}
+
+pub(crate) async fn patch(
+    client: &Client,
+    path: &str,
+    content_type: &str,
+    body: &Value,
+) -> (u16, Value) {
+    request(
+        client,
+        "PATCH",
+        path,
+        Some((content_type, body.to_string().into_bytes())),
+    )
+    .await
+}
+
+/// The lines of a watch response.
+pub(crate) type WatchLines = Lines<Box<dyn AsyncBufRead + Unpin + Send>>;
+
+pub(crate) async fn watch(client: &Client, path: &str) -> WatchLines {
+    let req = http::Request::get(path).body(Vec::new()).unwrap();
+    let stream = client.request_stream(req).await.unwrap();
+    let boxed: Box<dyn AsyncBufRead + Unpin + Send> = Box::new(stream);
+    boxed.lines()
+}
+
+/// The next event of a watch as JSON (fails the test after 10 s without one).
+pub(crate) async fn next_event(lines: &mut WatchLines) -> Value {
+    let line = tokio::time::timeout(Duration::from_secs(10), lines.next())
+        .await
+        .expect("no watch event within 10 s")
+        .expect("the watch stream ended")
+        .unwrap();
+    serde_json::from_str(&line).unwrap_or_else(|e| panic!("bad watch line {line:?}: {e}"))
+}
+
+/// The next event that is not a bookmark.
+pub(crate) async fn next_change(lines: &mut WatchLines) -> Value {
+    loop {
+        let e = next_event(lines).await;
+        if e["type"] != "BOOKMARK" {
+            return e;
+        }
+    }
+}
+
+/// Whether the stream ends (after skipping bookmarks) within 10 s.
+pub(crate) async fn ends(lines: &mut WatchLines) -> bool {
+    loop {
+        match tokio::time::timeout(Duration::from_secs(10), lines.next()).await {
+            Ok(None) => return true,
+            Ok(Some(Ok(line))) if line.contains("\"BOOKMARK\"") => continue,
+            _ => return false,
+        }
+    }
+}
+
+pub(crate) fn pod(ns: &str, name: &str, node: &str, phase: &str, app: &str) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": ns, "labels": {"app": app}},
+        "spec": {"nodeName": node, "containers": [{"name": "c", "image": "img:1"}]},
+        "status": {"phase": phase}
+    })
+}
+
+pub(crate) fn configmap(name: &str, value: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"v": value}})
+}
+
+pub(crate) fn rv(v: &Value) -> u64 {
+    v["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+pub(crate) fn names(list: &Value) -> Vec<String> {
+    list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["metadata"]["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// A client of `s` that does not retry 429, 503 and 504 answers.
+pub(crate) fn client(s: &TestServer) -> Client {
+    let mut config = s.config().unwrap();
+    config.default_retry = false;
+    Client::try_from(config).unwrap()
+}

@@ -1,0 +1,267 @@
+//! Watch rules of the reference: resource versions, 410 inside 200, selectors, bookmarks,
+//! watch-list, timeouts.
+
+use kcache_apiserver::TestServer;
+use kube_client::Client;
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+const PODS: &str = "/api/v1/namespaces/default/pods";
+
+/// A server with pod "a" on node n1.
+async fn pod_a() -> (TestServer, Client, Value) {
+    let s = start().await;
+    let c = client(&s);
+    let (_, a) = post(&c, PODS, &pod("default", "a", "n1", "Running", "web")).await;
+    (s, c, a)
+}
+
+/// A watch of `path_and_query` (ending in `&` or `?`) from `obj`'s resource version.
+async fn watch_after(c: &Client, path_and_query: &str, obj: &Value) -> WatchLines {
+    watch(c, &format!("{path_and_query}resourceVersion={}", rv(obj))).await
+}
+
+#[tokio::test]
+async fn watch_from_rv_n_gets_only_events_after_n() {
+    let s = start().await;
+    let c = client(&s);
+    let (_, a) = post(&c, PODS, &pod("default", "a", "n1", "Running", "web")).await;
+    let (_, b) = post(&c, PODS, &pod("default", "b", "n1", "Running", "web")).await;
+    let mut w = watch(&c, &format!("{PODS}?watch=true&resourceVersion={}", rv(&a))).await;
+    let e = next_change(&mut w).await;
+    assert_eq!(e["type"], "ADDED");
+    assert_eq!(e["object"]["metadata"]["name"], "b");
+    assert_eq!(rv(&e["object"]), rv(&b));
+}
+
+#[tokio::test]
+async fn watch_from_empty_rv_sends_the_full_state_as_added_then_changes() {
+    let s = start().await;
+    let c = client(&s);
+    post(&c, PODS, &pod("default", "a", "n1", "Running", "web")).await;
+    let mut w = watch(&c, &format!("{PODS}?watch=1")).await;
+    let e = next_change(&mut w).await;
+    assert_eq!(
+        (e["type"].as_str(), e["object"]["metadata"]["name"].as_str()),
+        (Some("ADDED"), Some("a"))
+    );
+    post(&c, PODS, &pod("default", "b", "n1", "Running", "web")).await;
+    let e = next_change(&mut w).await;
+    assert_eq!(
+        (e["type"].as_str(), e["object"]["metadata"]["name"].as_str()),
+        (Some("ADDED"), Some("b"))
+    );
+}
+
+#[tokio::test]
+async fn watch_from_zero_sends_the_cached_state_then_changes() {
+    let s = start().await;
+    let c = client(&s);
+    post(&c, PODS, &pod("default", "a", "n1", "Running", "web")).await;
+    s.wait_caches_synced().await.unwrap();
+    let mut w = watch(&c, &format!("{PODS}?watch=1&resourceVersion=0")).await;
+    assert_eq!(next_change(&mut w).await["object"]["metadata"]["name"], "a");
+    c.request_text(
+        http::Request::delete(format!("{PODS}/a"))
+            .body(Vec::new())
+            .unwrap(),
+    )
+    .await
+    .unwrap();
+    let e = next_change(&mut w).await;
+    assert_eq!(e["type"], "DELETED");
+}
+
+#[tokio::test]
+async fn too_old_watch_is_an_error_event_410_inside_a_200_stream() {
+    let s = start().await;
+    let c = client(&s);
+    let (_, a) = post(&c, PODS, &pod("default", "a", "n1", "Running", "web")).await;
+    post(&c, PODS, &pod("default", "b", "n1", "Running", "web")).await;
+    s.wait_caches_synced().await.unwrap();
+    s.compact_now().await.unwrap();
+    let mut w = watch(&c, &format!("{PODS}?watch=1&resourceVersion={}", rv(&a))).await;
+    let e = next_event(&mut w).await;
+    assert_eq!(e["type"], "ERROR");
+    assert_eq!(e["object"]["code"], 410);
+    assert_eq!(e["object"]["reason"], "Expired");
+    assert!(
+        e["object"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("too old resource version")
+    );
+    assert!(ends(&mut w).await);
+}
+
+#[tokio::test]
+async fn watch_from_a_future_rv_waits_then_fails_504_resource_version_too_large() {
+    let s = start().await;
+    let c = client(&s);
+    let (code, status) = get(&c, &format!("{PODS}?watch=1&resourceVersion=999999")).await;
+    assert_eq!(code, 504);
+    assert_eq!(status["reason"], "Timeout");
+    assert_eq!(
+        status["details"]["causes"][0]["reason"],
+        "ResourceVersionTooLarge"
+    );
+    assert_eq!(status["details"]["retryAfterSeconds"], 1);
+}
+
+#[tokio::test]
+async fn object_leaving_the_label_selector_becomes_deleted_stamped_with_the_event_rv() {
+    let (_s, c, a) = pod_a().await;
+    let mut w = watch_after(&c, "{PODS}?watch=1&labelSelector=app%3Dweb&", &a).await;
+    let (_, updated) = patch(
+        &c,
+        &format!("{PODS}/a"),
+        "application/merge-patch+json",
+        &json!({"metadata": {"labels": {"app": "db"}}}),
+    )
+    .await;
+    let e = next_change(&mut w).await;
+    assert_eq!(e["type"], "DELETED");
+    assert_eq!(
+        e["object"]["metadata"]["labels"]["app"], "web",
+        "the previous object"
+    );
+    assert_eq!(
+        rv(&e["object"]),
+        rv(&updated),
+        "stamped with the event's resource version"
+    );
+    patch(
+        &c,
+        &format!("{PODS}/a"),
+        "application/merge-patch+json",
+        &json!({"metadata": {"labels": {"app": "web"}}}),
+    )
+    .await;
+    assert_eq!(next_change(&mut w).await["type"], "ADDED");
+}
+
+#[tokio::test]
+async fn node_name_watchers_see_a_pod_leave_their_node() {
+    let (_s, c, a) = pod_a().await;
+    post(&c, PODS, &pod("default", "b", "n2", "Running", "web")).await;
+    let mut n1 = watch_after(
+        &c,
+        "/api/v1/pods?watch=1&fieldSelector=spec.nodeName%3Dn1&",
+        &a,
+    )
+    .await;
+    let mut update = a.clone();
+    update["spec"]["nodeName"] = json!("n3");
+    let (code, _) = put(&c, &format!("{PODS}/a"), &update).await;
+    assert_eq!(code, 200);
+    let e = next_change(&mut n1).await;
+    assert_eq!(e["type"], "DELETED");
+    assert_eq!(e["object"]["spec"]["nodeName"], "n1");
+}
+
+#[tokio::test]
+async fn status_phase_field_selector_filters_watches() {
+    let s = start().await;
+    let c = client(&s);
+    let mut w = watch(
+        &c,
+        &format!("{PODS}?watch=1&fieldSelector=status.phase%21%3DRunning"),
+    )
+    .await;
+    post(&c, PODS, &pod("default", "running", "n1", "Running", "web")).await;
+    post(&c, PODS, &pod("default", "pending", "n1", "Pending", "web")).await;
+    assert_eq!(
+        next_change(&mut w).await["object"]["metadata"]["name"],
+        "pending"
+    );
+}
+
+#[tokio::test]
+async fn bookmarks_come_at_the_interval_with_kind_api_version_and_rv() {
+    let (_s, c, a) = pod_a().await;
+    let mut w = watch_after(&c, "{PODS}?watch=1&allowWatchBookmarks=true&", &a).await;
+    let e = next_event(&mut w).await;
+    assert_eq!(e["type"], "BOOKMARK");
+    assert_eq!(e["object"]["kind"], "Pod");
+    assert_eq!(e["object"]["apiVersion"], "v1");
+    assert!(rv(&e["object"]) >= rv(&a));
+}
+
+#[tokio::test]
+async fn watches_without_allow_bookmarks_get_none() {
+    let s = start().await;
+    let c = client(&s);
+    let (_, a) = post(&c, PODS, &pod("default", "a", "n1", "Running", "web")).await;
+    let mut w = watch(
+        &c,
+        &format!("{PODS}?watch=1&timeoutSeconds=1&resourceVersion={}", rv(&a)),
+    )
+    .await;
+    assert!(
+        tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            futures::StreamExt::next(&mut w)
+        )
+        .await
+        .unwrap()
+        .is_none()
+    );
+}
+
+#[tokio::test]
+async fn watch_list_sends_the_state_then_the_initial_events_end_bookmark() {
+    let s = start().await;
+    let c = client(&s);
+    post(&c, PODS, &pod("default", "a", "n1", "Running", "web")).await;
+    post(&c, PODS, &pod("default", "b", "n1", "Running", "web")).await;
+    let mut w = watch(
+        &c,
+        &format!("{PODS}?watch=1&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan"),
+    )
+    .await;
+    assert_eq!(next_change(&mut w).await["object"]["metadata"]["name"], "a");
+    assert_eq!(next_change(&mut w).await["object"]["metadata"]["name"], "b");
+    let end = next_event(&mut w).await;
+    assert_eq!(end["type"], "BOOKMARK");
+    assert_eq!(
+        end["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"],
+        "true"
+    );
+    post(&c, PODS, &pod("default", "c", "n1", "Running", "web")).await;
+    assert_eq!(next_change(&mut w).await["object"]["metadata"]["name"], "c");
+}
+
+#[tokio::test]
+async fn watch_list_validation_errors_are_422() {
+    let s = start().await;
+    let c = client(&s);
+    for query in [
+        "watch=1&sendInitialEvents=true&allowWatchBookmarks=true",
+        "watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan",
+        "watch=1&resourceVersionMatch=NotOlderThan&resourceVersion=1",
+    ] {
+        let (code, status) = get(&c, &format!("{PODS}?{query}")).await;
+        assert_eq!(code, 422, "{query}");
+        assert_eq!(status["reason"], "Invalid");
+        assert_eq!(status["details"]["kind"], "ListOptions");
+    }
+}
+
+#[tokio::test]
+async fn timeout_seconds_ends_the_stream_cleanly() {
+    let s = start().await;
+    let c = client(&s);
+    let mut w = watch(&c, &format!("{PODS}?watch=1&timeoutSeconds=1")).await;
+    assert!(ends(&mut w).await);
+}
+
+#[tokio::test]
+async fn events_are_encoded_with_their_resource_version() {
+    let s = start().await;
+    let c = client(&s);
+    let mut w = watch(&c, &format!("{PODS}?watch=1")).await;
+    let (_, a) = post(&c, PODS, &pod("default", "a", "n1", "Running", "web")).await;
+    let e = next_change(&mut w).await;
+    assert_eq!(e["object"], a);
+}

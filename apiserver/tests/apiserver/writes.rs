@@ -1,0 +1,405 @@
+//! Writes: server-set fields, optimistic concurrency, status subresource, patches, bad input,
+//! Status bodies, discovery and custom resources.
+
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube_client::Api;
+use kube_client::api::{Patch, PatchParams, PostParams};
+use kube_core::{ApiResource, DynamicObject, GroupVersionKind};
+use serde_json::json;
+
+use crate::support::*;
+
+const CMS: &str = "/api/v1/namespaces/default/configmaps";
+const DEPLOYS: &str = "/apis/apps/v1/namespaces/default/deployments";
+
+fn deployment(name: &str, image: &str) -> serde_json::Value {
+    json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": name},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": name}},
+                 "template": {"metadata": {"labels": {"app": name}}, "spec": {"containers": [{"name": "app", "image": image}]}}}
+    })
+}
+
+#[tokio::test]
+async fn create_sets_uid_creation_timestamp_generation_and_resource_version() {
+    let s = start().await;
+    let c = client(&s);
+    let (code, cm) = post(&c, CMS, &configmap("a", "1")).await;
+    assert_eq!(code, 201);
+    let m = &cm["metadata"];
+    assert!(m["uid"].as_str().unwrap().len() >= 32);
+    assert!(m["creationTimestamp"].is_string());
+    assert_eq!(m["generation"], 1);
+    assert_eq!(m["namespace"], "default");
+    assert!(rv(&cm) > 0);
+}
+
+#[tokio::test]
+async fn create_of_an_existing_name_is_409_already_exists_with_the_reference_status() {
+    let s = start().await;
+    let c = client(&s);
+    post(&c, CMS, &configmap("a", "1")).await;
+    let (code, status) = post(&c, CMS, &configmap("a", "2")).await;
+    assert_eq!(code, 409);
+    assert_eq!(
+        status,
+        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+               "message": "configmaps \"a\" already exists", "reason": "AlreadyExists",
+               "details": {"name": "a", "kind": "configmaps"}, "code": 409})
+    );
+}
+
+#[tokio::test]
+async fn generate_name_creates_unique_names() {
+    let s = start().await;
+    let c = client(&s);
+    let body =
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"generateName": "gen-"}});
+    let (_, a) = post(&c, CMS, &body).await;
+    let (_, b) = post(&c, CMS, &body).await;
+    let (na, nb) = (
+        a["metadata"]["name"].as_str().unwrap(),
+        b["metadata"]["name"].as_str().unwrap(),
+    );
+    assert!(na.starts_with("gen-") && nb.starts_with("gen-") && na != nb);
+}
+
+#[tokio::test]
+async fn update_with_a_stale_resource_version_is_409_conflict() {
+    let s = start().await;
+    let c = client(&s);
+    let (_, cm) = post(&c, CMS, &configmap("a", "1")).await;
+    let mut first = cm.clone();
+    first["data"]["v"] = json!("2");
+    assert_eq!(put(&c, &format!("{CMS}/a"), &first).await.0, 200);
+    let mut stale = cm.clone();
+    stale["data"]["v"] = json!("3");
+    let (code, status) = put(&c, &format!("{CMS}/a"), &stale).await;
+    assert_eq!(code, 409);
+    assert_eq!(status["reason"], "Conflict");
+    assert!(
+        status["message"]
+            .as_str()
+            .unwrap()
+            .contains("the object has been modified")
+    );
+}
+
+#[tokio::test]
+async fn generation_bumps_on_spec_change_only_and_status_subresource_writes_only_status() {
+    let s = start().await;
+    let c = client(&s);
+    let (_, d) = post(&c, DEPLOYS, &deployment("web", "img:1")).await;
+    let (_, d2) = patch(
+        &c,
+        &format!("{DEPLOYS}/web"),
+        "application/merge-patch+json",
+        &json!({"metadata": {"labels": {"x": "y"}}}),
+    )
+    .await;
+    assert_eq!(d2["metadata"]["generation"], d["metadata"]["generation"]);
+    let (_, d3) = patch(
+        &c,
+        &format!("{DEPLOYS}/web"),
+        "application/merge-patch+json",
+        &json!({"spec": {"replicas": 3}}),
+    )
+    .await;
+    assert_eq!(d3["metadata"]["generation"], 2);
+    let (_, d4) = patch(
+        &c,
+        &format!("{DEPLOYS}/web"),
+        "application/merge-patch+json",
+        &json!({"status": {"replicas": 3}}),
+    )
+    .await;
+    assert!(
+        d4.get("status").is_none(),
+        "the main resource ignores status"
+    );
+    let (_, d5) = patch(
+        &c,
+        &format!("{DEPLOYS}/web/status"),
+        "application/merge-patch+json",
+        &json!({"status": {"replicas": 3}, "spec": {"replicas": 9}}),
+    )
+    .await;
+    assert_eq!(d5["status"]["replicas"], 3);
+    assert_eq!(
+        d5["spec"]["replicas"], 3,
+        "the status subresource ignores spec"
+    );
+    assert_eq!(d5["metadata"]["generation"], 2);
+}
+
+#[tokio::test]
+async fn json_patch_and_strategic_merge_patch_apply() {
+    let s = start().await;
+    let c = client(&s);
+    post(&c, DEPLOYS, &deployment("web", "img:1")).await;
+    let (code, d) = patch(
+        &c,
+        &format!("{DEPLOYS}/web"),
+        "application/json-patch+json",
+        &json!([{"op": "replace", "path": "/spec/replicas", "value": 2}]),
+    )
+    .await;
+    assert_eq!((code, d["spec"]["replicas"].clone()), (200, json!(2)));
+    let smp = json!({"spec": {"template": {"spec": {"$setElementOrder/containers": [{"name": "app"}, {"name": "side"}],
+        "containers": [{"name": "app", "image": "img:2"}, {"name": "side", "image": "side:1"}]}}}});
+    let (code, d) = patch(
+        &c,
+        &format!("{DEPLOYS}/web"),
+        "application/strategic-merge-patch+json",
+        &smp,
+    )
+    .await;
+    assert_eq!(code, 200);
+    let containers = &d["spec"]["template"]["spec"]["containers"];
+    assert_eq!(
+        containers,
+        &json!([{"name": "app", "image": "img:2"}, {"name": "side", "image": "side:1"}])
+    );
+    let (code, _) = patch(
+        &c,
+        &format!("{DEPLOYS}/web"),
+        "application/json-patch+json",
+        &json!([{"op": "test", "path": "/spec/replicas", "value": 7}]),
+    )
+    .await;
+    assert_eq!(code, 422);
+    let (code, _) = patch(
+        &c,
+        &format!("{DEPLOYS}/missing"),
+        "application/merge-patch+json",
+        &json!({}),
+    )
+    .await;
+    assert_eq!(code, 404);
+}
+
+#[tokio::test]
+async fn server_side_apply_creates_then_merges() {
+    let s = start().await;
+    let api: Api<ConfigMap> = Api::default_namespaced(client(&s));
+    let pp = PatchParams::apply("test").force();
+    let cm: ConfigMap = serde_json::from_value(configmap("applied", "1")).unwrap();
+    let created = api.patch("applied", &pp, &Patch::Apply(&cm)).await.unwrap();
+    assert!(created.metadata.uid.is_some());
+    let cm2: ConfigMap = serde_json::from_value(configmap("applied", "2")).unwrap();
+    let updated = api
+        .patch("applied", &pp, &Patch::Apply(&cm2))
+        .await
+        .unwrap();
+    assert_eq!(updated.data.unwrap()["v"], "2");
+}
+
+#[tokio::test]
+async fn delete_answers_the_object_and_honours_preconditions() {
+    let s = start().await;
+    let c = client(&s);
+    let (_, cm) = post(&c, CMS, &configmap("a", "1")).await;
+    let stale = json!({"preconditions": {"resourceVersion": "1"}});
+    let (code, status) = request(
+        &c,
+        "DELETE",
+        &format!("{CMS}/a"),
+        Some(("application/json", stale.to_string().into_bytes())),
+    )
+    .await;
+    assert_eq!((code, status["reason"].as_str()), (409, Some("Conflict")));
+    let ok = json!({"preconditions": {"resourceVersion": cm["metadata"]["resourceVersion"]}});
+    let (code, gone) = request(
+        &c,
+        "DELETE",
+        &format!("{CMS}/a"),
+        Some(("application/json", ok.to_string().into_bytes())),
+    )
+    .await;
+    assert_eq!((code, gone["metadata"]["name"].as_str()), (200, Some("a")));
+    let (code, status) = get(&c, &format!("{CMS}/a")).await;
+    assert_eq!(code, 404);
+    assert_eq!(status["message"], "configmaps \"a\" not found");
+    assert_eq!(
+        status["details"],
+        json!({"name": "a", "kind": "configmaps"})
+    );
+}
+
+#[tokio::test]
+async fn finalizers_delay_deletion_until_removed() {
+    let s = start().await;
+    let c = client(&s);
+    let mut cm = configmap("f", "1");
+    cm["metadata"]["finalizers"] = json!(["example.com/keep"]);
+    post(&c, CMS, &cm).await;
+    let (code, marked) = request(&c, "DELETE", &format!("{CMS}/f"), None).await;
+    assert_eq!(code, 200);
+    assert!(marked["metadata"]["deletionTimestamp"].is_string());
+    let (code, _) = patch(
+        &c,
+        &format!("{CMS}/f"),
+        "application/merge-patch+json",
+        &json!({"metadata": {"finalizers": null}}),
+    )
+    .await;
+    assert_eq!(code, 200);
+    assert_eq!(get(&c, &format!("{CMS}/f")).await.0, 404);
+}
+
+#[tokio::test]
+async fn bad_input_is_400_or_422_with_a_status_and_never_a_panic() {
+    let s = start().await;
+    let c = client(&s);
+    let (code, status) = request(
+        &c,
+        "POST",
+        CMS,
+        Some(("application/json", b"{not json".to_vec())),
+    )
+    .await;
+    assert_eq!((code, status["kind"].as_str()), (400, Some("Status")));
+    let (code, _) = post(
+        &c,
+        CMS,
+        &json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "x"}}),
+    )
+    .await;
+    assert_eq!(code, 400, "wrong kind");
+    let (code, status) = post(&c, CMS, &configmap("Not_A_Name", "1")).await;
+    assert_eq!((code, status["reason"].as_str()), (422, Some("Invalid")));
+    assert_eq!(status["details"]["causes"][0]["field"], "metadata.name");
+    let (code, _) = post(
+        &c,
+        CMS,
+        &json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {}}),
+    )
+    .await;
+    assert_eq!(code, 422, "no name");
+    let (code, _) = post(&c, CMS, &json!([1, 2])).await;
+    assert_eq!(code, 400);
+    let (code, _) = post(&c, CMS, &json!({"metadata": {"name": 5}})).await;
+    assert_eq!(code, 400);
+    let (code, _) = put(&c, &format!("{CMS}/other"), &configmap("a", "1")).await;
+    assert_eq!(code, 400, "name mismatch");
+}
+
+#[tokio::test]
+async fn bodies_over_the_limit_are_413() {
+    let s = start().await;
+    let c = client(&s);
+    let big = configmap("big", &"x".repeat(4 * 1024 * 1024));
+    let (code, status) = post(&c, CMS, &big).await;
+    assert_eq!(
+        (code, status["reason"].as_str()),
+        (413, Some("RequestEntityTooLarge"))
+    );
+}
+
+#[tokio::test]
+async fn unknown_paths_are_404_status() {
+    let s = start().await;
+    let c = client(&s);
+    for path in [
+        "/api/v1/widgets",
+        "/apis/nope/v1/things",
+        "/api/v1/namespaces/default/nodes",
+        "/random",
+    ] {
+        let (code, status) = get(&c, path).await;
+        assert_eq!(
+            (code, status["kind"].as_str()),
+            (404, Some("Status")),
+            "{path}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn discovery_lists_core_and_group_resources() {
+    let s = start().await;
+    let c = client(&s);
+    let version = c.apiserver_version().await.unwrap();
+    assert_eq!(version.major, "1");
+    let core = c.list_core_api_resources("v1").await.unwrap();
+    let pods = core.resources.iter().find(|r| r.name == "pods").unwrap();
+    assert!(pods.namespaced);
+    assert_eq!(pods.short_names.as_deref(), Some(&["po".to_owned()][..]));
+    assert!(core.resources.iter().any(|r| r.name == "pods/status"));
+    let groups = c.list_api_groups().await.unwrap();
+    for g in ["apps", "batch", "coordination.k8s.io"] {
+        assert!(groups.groups.iter().any(|x| x.name == g), "{g}");
+    }
+    let apps = c.list_api_group_resources("apps/v1").await.unwrap();
+    assert!(
+        apps.resources
+            .iter()
+            .any(|r| r.name == "deployments" && r.kind == "Deployment")
+    );
+    let nodes = core.resources.iter().find(|r| r.name == "nodes").unwrap();
+    assert!(!nodes.namespaced);
+}
+
+#[tokio::test]
+async fn custom_resources_registered_from_an_api_resource_are_served() {
+    let gvk = GroupVersionKind::gvk("example.com", "v1", "Widget");
+    let ar = ApiResource::from_gvk_with_plural(&gvk, "widgets");
+    let s =
+        kcache_apiserver::TestServer::start_with(test_builder().custom_resource(ar.clone(), true))
+            .await
+            .unwrap();
+    let api: Api<DynamicObject> = Api::namespaced_with(client(&s), "default", &ar);
+    let w = DynamicObject::new("w1", &ar).data(json!({"spec": {"size": 3}}));
+    let created = api.create(&PostParams::default(), &w).await.unwrap();
+    assert_eq!(created.data["spec"]["size"], 3);
+    assert_eq!(api.list(&Default::default()).await.unwrap().items.len(), 1);
+    let groups = client(&s).list_api_groups().await.unwrap();
+    assert!(groups.groups.iter().any(|g| g.name == "example.com"));
+}
+
+#[tokio::test]
+async fn cluster_scoped_resources_live_outside_namespaces() {
+    let s = start().await;
+    let c = client(&s);
+    let (code, node) = post(&c, "/api/v1/nodes", &json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "namespace": "ignored"}})).await;
+    assert_eq!(code, 201);
+    assert!(node["metadata"].get("namespace").is_none());
+    assert_eq!(get(&c, "/api/v1/nodes/n1").await.0, 200);
+}
+
+#[tokio::test]
+async fn eight_writers_with_500_optimistic_updates_each_lose_no_update() {
+    let s = start().await;
+    let api: Api<ConfigMap> = Api::default_namespaced(client(&s));
+    let cm: ConfigMap = serde_json::from_value(configmap("counter", "0")).unwrap();
+    api.create(&PostParams::default(), &cm).await.unwrap();
+    let api = Arc::new(api);
+    let mut tasks = Vec::new();
+    for _ in 0..8 {
+        let api = Arc::clone(&api);
+        tasks.push(tokio::spawn(async move {
+            let mut done = 0;
+            while done < 500 {
+                let mut cur = api.get("counter").await.unwrap();
+                let n: u64 = cur.data.as_ref().unwrap()["v"].parse().unwrap();
+                cur.data
+                    .as_mut()
+                    .unwrap()
+                    .insert("v".into(), (n + 1).to_string());
+                match api.replace("counter", &PostParams::default(), &cur).await {
+                    Ok(_) => done += 1,
+                    Err(kube_client::Error::Api(e)) if e.code == 409 => {}
+                    Err(e) => panic!("{e}"),
+                }
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let final_cm = api.get("counter").await.unwrap();
+    assert_eq!(final_cm.data.unwrap()["v"], "4000");
+}
