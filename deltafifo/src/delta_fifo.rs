@@ -1,5 +1,6 @@
 //! [`DeltaFifo`]: the queue between a reflector and an informer, keeping every change per key.
 
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt;
 use std::future::Future;
@@ -218,8 +219,8 @@ impl<K: Send + Sync> DeltaFifo<K> {
         self.len() == 0
     }
 
-    /// Appends a delta to `key`'s deltas. `transformed` says whether the transformer may run
-    /// (never for tombstones nor for resync).
+    /// Appends a delta to `key`'s deltas, queueing the key if it is new. `run_transformer` says
+    /// whether the transformer may run (never for tombstones nor for resync).
     fn queue_locked(
         &self,
         s: &mut DeltaState<K>,
@@ -235,14 +236,15 @@ impl<K: Send + Sync> DeltaFifo<K> {
             other => other,
         };
         let delta = Delta::with_payload(kind, object);
-        match s.items.get_mut(&key) {
-            Some(deltas) => {
+        match s.items.entry(key) {
+            Entry::Occupied(mut queued) => {
+                let deltas = queued.get_mut();
                 deltas.push(delta);
                 deltas.dedup_last_two();
             }
-            None => {
-                s.items.insert(Arc::clone(&key), Deltas::one(delta));
-                s.queue.push_back(key);
+            Entry::Vacant(slot) => {
+                s.queue.push_back(Arc::clone(slot.key()));
+                slot.insert(Deltas::one(delta));
                 self.notify.notify_one();
             }
         }
