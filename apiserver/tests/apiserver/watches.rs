@@ -112,7 +112,7 @@ async fn watch_from_a_future_rv_waits_then_fails_504_resource_version_too_large(
 #[tokio::test]
 async fn object_leaving_the_label_selector_becomes_deleted_stamped_with_the_event_rv() {
     let (_s, c, a) = pod_a().await;
-    let mut w = watch_after(&c, "{PODS}?watch=1&labelSelector=app%3Dweb&", &a).await;
+    let mut w = watch_after(&c, &format!("{PODS}?watch=1&labelSelector=app%3Dweb&"), &a).await;
     let (_, updated) = patch(
         &c,
         &format!("{PODS}/a"),
@@ -180,7 +180,7 @@ async fn status_phase_field_selector_filters_watches() {
 #[tokio::test]
 async fn bookmarks_come_at_the_interval_with_kind_api_version_and_rv() {
     let (_s, c, a) = pod_a().await;
-    let mut w = watch_after(&c, "{PODS}?watch=1&allowWatchBookmarks=true&", &a).await;
+    let mut w = watch_after(&c, &format!("{PODS}?watch=1&allowWatchBookmarks=true&"), &a).await;
     let e = next_event(&mut w).await;
     assert_eq!(e["type"], "BOOKMARK");
     assert_eq!(e["object"]["kind"], "Pod");
