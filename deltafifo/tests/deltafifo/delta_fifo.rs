@@ -461,3 +461,23 @@ async fn key_errors_are_reported_not_queued() {
     assert!(q.replace(vec![pod(1, 1), nameless], "1").is_err());
     assert!(q.is_empty());
 }
+
+#[tokio::test]
+async fn a_dropped_pop_loses_nothing() {
+    let q = Arc::new(plain());
+    let first = {
+        let q = q.clone();
+        tokio::spawn(async move { pop_summary(&*q).await })
+    };
+    tokio::task::yield_now().await;
+    let second = {
+        let q = q.clone();
+        tokio::spawn(async move { pop_summary(&*q).await })
+    };
+    tokio::task::yield_now().await;
+    // The add wakes the first waiter, which is dropped before it runs: the wakeup passes on.
+    q.add(pod(1, 1)).unwrap();
+    first.abort();
+    assert_eq!(second.await.unwrap().unwrap().0, [(Added, false, 1)]);
+    assert!(first.await.unwrap_err().is_cancelled());
+}

@@ -307,3 +307,21 @@ async fn tracing_metrics_provider_is_accepted() {
     q.done(&item);
     assert_eq!(q.name(), "traced");
 }
+
+#[tokio::test]
+async fn a_dropped_get_loses_nothing() {
+    let q = WorkQueue::<u32>::new();
+    let workers: Vec<_> = (0..2)
+        .map(|_| {
+            let q = q.clone();
+            tokio::spawn(async move { q.get().await })
+        })
+        .collect();
+    tokio::task::yield_now().await;
+    q.add(1);
+    workers[0].abort();
+    let [first, second]: [_; 2] = workers.try_into().unwrap();
+    assert_eq!(second.await.unwrap(), Some(1));
+    assert!(first.await.unwrap_err().is_cancelled());
+    assert_eq!(q.processing(), 1);
+}
