@@ -337,5 +337,22 @@ fn add_after(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, add_pop, replace, pop_batch, work_queue, add_after);
+/// client-go's BenchmarkDeltaFIFOListKeys: `list_keys` of a queue holding 20,000 keys.
+fn list_keys(c: &mut Criterion) {
+    let pods = fixture_pods();
+    let q = delta_fifo(None);
+    for o in objs(20_000, &pods) {
+        q.add(o).unwrap();
+    }
+    let mut g = c.benchmark_group("delta_fifo_list_keys");
+    g.sample_size(10)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(1));
+    g.bench_function("20k", |b| b.iter(|| black_box(q.list_keys())));
+    g.finish();
+}
+
+criterion_group!(
+    benches, add_pop, replace, pop_batch, work_queue, add_after, list_keys
+);
 criterion_main!(benches);
