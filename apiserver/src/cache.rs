@@ -554,7 +554,20 @@ impl WatchCache {
                 watchers.remove(id);
             }
         }
+        if !blocked.is_empty() {
+            // Let the readers run before anyone's time is counted.
+            tokio::task::yield_now().await;
+        }
         for (id, tx, msg) in blocked {
+            // Room may have been made meanwhile, or while the dispatcher waited for others.
+            let msg = match tx.try_send(msg) {
+                Ok(()) => continue,
+                Err(mpsc::error::TrySendError::Closed(_)) => {
+                    self.watchers.lock().remove(id);
+                    continue;
+                }
+                Err(mpsc::error::TrySendError::Full(msg)) => msg,
+            };
             let started = Instant::now();
             let sent = !budget.is_zero()
                 && matches!(tokio::time::timeout(budget, tx.send(msg)).await, Ok(Ok(())));
@@ -691,5 +704,125 @@ impl Store<Object> for WatchCache {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resource::builtin_resources;
+
+    fn cm(name: &str, rv: u64) -> Arc<Object> {
+        let json = format!(
+            r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"{name}","namespace":"default","resourceVersion":"{rv}"}}}}"#
+        );
+        Arc::new(Object::from_json(json.as_bytes()).unwrap())
+    }
+
+    fn cache(config: CacheConfig) -> Arc<WatchCache> {
+        let def = builtin_resources()
+            .into_iter()
+            .find(|d| d.api.plural == "configmaps")
+            .unwrap();
+        let cache = Arc::new(WatchCache::new(Arc::new(def), config));
+        tokio::spawn(Arc::clone(&cache).run_dispatcher(CancellationToken::new()));
+        cache.replace(Vec::new(), "1").unwrap();
+        cache
+    }
+
+    fn watch_after(cache: &WatchCache, rv: u64) -> Result<WatchHandle, ApiError> {
+        cache.watch(WatchRequest {
+            start: WatchStart::After(rv),
+            filter: Filter::default(),
+            bookmarks: false,
+            deadline: Instant::now() + Duration::from_secs(3600),
+        })
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_stuck_watcher_is_cut_off_and_the_others_keep_flowing() {
+        let cache = cache(CacheConfig {
+            watcher_buffer: 2,
+            ..CacheConfig::default()
+        });
+        let mut stuck = watch_after(&cache, 1).unwrap();
+        let mut fast = watch_after(&cache, 1).unwrap();
+        let reader = tokio::spawn(async move {
+            let mut seen = 0;
+            while seen < 20 {
+                match fast.rx.recv().await {
+                    Some(Msg::Event(..)) => seen += 1,
+                    Some(_) => {}
+                    None => break,
+                }
+            }
+            seen
+        });
+        for i in 0..20 {
+            cache.add(cm(&format!("cm-{i}"), i + 2)).unwrap();
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(
+            reader.await.unwrap(),
+            20,
+            "the fast watcher saw every event"
+        );
+        let mut buffered = 0;
+        while stuck.rx.recv().await.is_some() {
+            buffered += 1;
+        }
+        assert!(
+            buffered < 20,
+            "the stuck watcher's stream ended after its buffer"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_watch_older_than_the_window_is_too_old_and_a_relist_empties_the_window() {
+        let cache = cache(CacheConfig {
+            capacity: 3,
+            ..CacheConfig::default()
+        });
+        for i in 0..5 {
+            cache.add(cm(&format!("cm-{i}"), i + 2)).unwrap();
+        }
+        // Events 4, 5 and 6 are buffered: watches from 3 on are served, older ones are too old.
+        assert_eq!(watch_after(&cache, 3).unwrap().initial.len(), 3);
+        let err = watch_after(&cache, 2).unwrap_err();
+        assert_eq!((err.code, err.reason.as_str()), (410, "Expired"));
+        assert_eq!(err.message, "too old resource version: 2 (3)");
+        let mut open = watch_after(&cache, 6).unwrap();
+        cache.replace(vec![cm("only", 10)], "10").unwrap();
+        assert!(
+            open.rx.recv().await.is_none(),
+            "a relist ends every watcher"
+        );
+        assert!(watch_after(&cache, 6).is_err());
+        assert!(watch_after(&cache, 10).unwrap().initial.is_empty());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn bookmarks_carry_the_latest_dispatched_resource_version() {
+        let config = CacheConfig {
+            bookmark_interval: Duration::from_secs(60),
+            ..CacheConfig::default()
+        };
+        let cache = cache(config);
+        let mut w = cache
+            .watch(WatchRequest {
+                start: WatchStart::After(1),
+                filter: Filter::default(),
+                bookmarks: true,
+                deadline: Instant::now() + Duration::from_secs(3600),
+            })
+            .unwrap();
+        cache.add(cm("a", 2)).unwrap();
+        cache.bookmark("7");
+        assert!(matches!(
+            w.rx.recv().await,
+            Some(Msg::Event(WatchKind::Added, _))
+        ));
+        tokio::time::advance(Duration::from_secs(61)).await;
+        assert!(matches!(w.rx.recv().await, Some(Msg::Bookmark(7))));
     }
 }
