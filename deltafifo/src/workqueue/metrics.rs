@@ -18,7 +18,8 @@ pub trait MetricsProvider: Send + Sync + fmt::Debug {
     /// (client-go's unfinished work and longest running processor), updated on every `get` and
     /// `done`.
     fn unfinished_work(&self, _queue: &str, _total: Duration, _longest: Duration) {}
-    /// An item was re-added through the rate limiter.
+    /// An item was re-added with a delay (`add_after`, and so `add_rate_limited`), as client-go
+    /// counts retries.
     fn retry(&self, _queue: &str) {}
 }
 

@@ -492,6 +492,9 @@ impl<T: Eq + Hash + Clone + Send + Sync + 'static> WorkQueue<T> {
         if s.shutting_down {
             return;
         }
+        if let Some(m) = &self.inner.metrics {
+            m.retry(&self.inner.name);
+        }
         if delay.is_zero() {
             self.add_locked(&mut s, item);
             return;
@@ -525,9 +528,6 @@ impl<T: Eq + Hash + Clone + Send + Sync + 'static> WorkQueue<T> {
     /// ```
     pub fn add_rate_limited(&self, item: T) {
         let delay = self.inner.rate_limiter.when(&item);
-        if let Some(m) = &self.inner.metrics {
-            m.retry(&self.inner.name);
-        }
         self.add_after(item, delay);
     }
 
