@@ -18,7 +18,10 @@ use kube_client::{Api, Client};
 use kube_runtime::{reflector, watcher};
 
 fn pods() -> usize {
-    std::env::var("KCACHE_BENCH_PODS").ok().and_then(|n| n.parse().ok()).unwrap_or(10_000)
+    std::env::var("KCACHE_BENCH_PODS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(10_000)
 }
 
 async fn seeded_server(n: usize) -> (TestServer, Client) {
@@ -35,7 +38,9 @@ fn initial_sync(c: &mut Criterion) {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let (_server, client) = rt.block_on(seeded_server(n));
     let mut g = c.benchmark_group(format!("initial-sync-over-http/{n}"));
-    g.throughput(Throughput::Elements(n as u64)).sample_size(10).measurement_time(Duration::from_secs(20));
+    g.throughput(Throughput::Elements(n as u64))
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(20));
     g.bench_function("kcache factory informer", |b| {
         b.to_async(&rt).iter(|| async {
             let factory = SharedInformerFactory::new(client.clone());
@@ -49,7 +54,10 @@ fn initial_sync(c: &mut Criterion) {
     g.bench_function("kube-runtime watcher + reflector", |b| {
         b.to_async(&rt).iter(|| async {
             let (reader, writer) = reflector::store::<Pod>();
-            let stream = reflector(writer, watcher(Api::<Pod>::all(client.clone()), watcher::Config::default()));
+            let stream = reflector(
+                writer,
+                watcher(Api::<Pod>::all(client.clone()), watcher::Config::default()),
+            );
             let task = tokio::spawn(stream.for_each(|_| async {}));
             reader.wait_until_ready().await.unwrap();
             assert_eq!(reader.len(), n);

@@ -7,10 +7,9 @@ use std::time::Duration;
 
 use futures::future::join_all;
 use kcache_informer::{
-    AnyInformer, ApiListerWatcher, InformerError, QueueMode, SharedIndexInformer,
-    wait_for_cache_sync,
+    AnyInformer, InformerError, QueueMode, SharedIndexInformer, wait_for_cache_sync,
 };
-use kcache_reflector::{ListOptions, ListerWatcher};
+use kcache_reflector::{KubeListerWatcher, ListOptions, TweakListOptions};
 use kcache_store::{Lister, TransformFunc};
 use kube_client::{Api, Client};
 use kube_core::{ApiResource, DynamicObject, NamespaceResourceScope, PartialObjectMeta, Resource};
@@ -20,9 +19,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::FactoryError;
-use crate::metadata::MetadataListerWatcher;
-use crate::options::{FactoryOptions, TweakListOptions};
-use crate::tweak::Tweaked;
+use crate::options::FactoryOptions;
 use crate::type_key;
 
 /// Informers by type key, with whether each was started.
@@ -194,22 +191,22 @@ impl SharedInformerFactory {
         informer
     }
 
-    /// An informer over `lister_watcher` with the factory's options for `key`.
-    fn build_informer<K, L>(
+    /// An informer over `lister_watcher` with the factory's options for `key`; `namespaced`
+    /// says whether the namespace option still has to be applied to its requests.
+    fn build_informer<K>(
         &self,
         key: &str,
-        lister_watcher: L,
+        lister_watcher: KubeListerWatcher<K>,
+        namespaced: bool,
         options: &FactoryOptions,
     ) -> SharedIndexInformer<K>
     where
-        K: Resource + Send + Sync + 'static,
-        L: ListerWatcher<K>,
+        K: Resource + DeserializeOwned + Send + Sync + 'static,
     {
-        let tweaked = Tweaked {
-            inner: lister_watcher,
-            tweak: options.tweak_list_options.clone(),
-        };
-        let mut builder = SharedIndexInformer::builder(tweaked)
+        let tweak_options = options.clone();
+        let lister_watcher =
+            lister_watcher.tweak_list_options(move |o| tweak_options.tweak(o, namespaced));
+        let mut builder = SharedIndexInformer::builder(lister_watcher)
             .name(key)
             .resync_period(options.resync_for(key))
             .queue_mode(options.queue_mode);
@@ -225,8 +222,7 @@ impl SharedInformerFactory {
         builder.build()
     }
 
-    /// The `Api` of a typed resource: all namespaces; a namespace option restricts it through
-    /// [`namespace_selector`].
+    /// The cluster-wide `Api` of a typed resource (a namespace option is applied per request).
     fn typed_api<K: Resource<DynamicType = ()>>(&self) -> Api<K> {
         Api::all_with(self.inner.client.clone(), &())
     }
@@ -245,12 +241,8 @@ impl SharedInformerFactory {
     {
         let key = type_key::typed::<K>();
         self.informer_for(key.clone(), |options| {
-            let lw = namespace_selector(
-                ApiListerWatcher::new(self.typed_api::<K>()),
-                options,
-                is_namespaced::<K>(),
-            );
-            self.build_informer(&key, lw, options)
+            let lister_watcher = KubeListerWatcher::new(self.typed_api::<K>());
+            self.build_informer(&key, lister_watcher, is_namespaced::<K>(), options)
         })
     }
 
@@ -264,11 +256,12 @@ impl SharedInformerFactory {
         let key = type_key::dynamic(resource);
         self.informer_for(key.clone(), |options| {
             let client = self.inner.client.clone();
-            let api = match (&options.namespace, namespaced) {
-                (Some(ns), true) => Api::namespaced_with(client, ns, resource),
-                _ => Api::all_with(client, resource),
+            let (api, scoped_by_path) = match (&options.namespace, namespaced) {
+                (Some(ns), true) => (Api::namespaced_with(client, ns, resource), true),
+                _ => (Api::all_with(client, resource), false),
             };
-            self.build_informer(&key, ApiListerWatcher::new(api), options)
+            let lister_watcher = KubeListerWatcher::dynamic(api, resource);
+            self.build_informer(&key, lister_watcher, namespaced && !scoped_by_path, options)
         })
     }
 
@@ -286,12 +279,8 @@ impl SharedInformerFactory {
     {
         let key = type_key::metadata::<K>();
         self.informer_for(key.clone(), |options| {
-            let lw = namespace_selector(
-                MetadataListerWatcher::new(self.typed_api::<K>()),
-                options,
-                is_namespaced::<K>(),
-            );
-            self.build_informer(&key, lw, options)
+            let lister_watcher = KubeListerWatcher::metadata(self.typed_api::<K>());
+            self.build_informer(&key, lister_watcher, is_namespaced::<K>(), options)
         })
     }
 
@@ -390,28 +379,6 @@ impl SharedInformerFactory {
                 Err(e) => tracing::error!(informer = %key, error = %e, "informer task failed"),
             }
         }
-    }
-}
-
-/// Restricts a namespaced resource's requests to the factory's namespace with a
-/// `metadata.namespace` field selector (kube-client's typed `Api` fixes the scope at compile time).
-fn namespace_selector<L>(
-    lister_watcher: L,
-    options: &FactoryOptions,
-    namespaced: bool,
-) -> Tweaked<L> {
-    let tweak = options.namespace.clone().filter(|_| namespaced).map(|ns| {
-        Arc::new(move |o: &mut ListOptions| {
-            let selector = format!("metadata.namespace={ns}");
-            o.field_selector = Some(match o.field_selector.take() {
-                Some(existing) if !existing.is_empty() => format!("{existing},{selector}"),
-                _ => selector,
-            });
-        }) as TweakListOptions
-    });
-    Tweaked {
-        inner: lister_watcher,
-        tweak,
     }
 }
 

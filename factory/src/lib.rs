@@ -52,11 +52,9 @@
 
 mod error;
 mod factory;
-mod metadata;
 mod options;
-mod tweak;
 mod type_key;
 
 pub use error::FactoryError;
 pub use factory::{SharedInformerFactory, SharedInformerFactoryBuilder};
-pub use options::TweakListOptions;
+pub use kcache_reflector::TweakListOptions;

@@ -7,12 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kcache_informer::QueueMode;
-use kcache_reflector::ListOptions;
+use kcache_reflector::{ListOptions, TweakListOptions};
 use kcache_store::TransformFunc;
-
-/// A function adjusting the options of every list and watch request (client-go's
-/// `TweakListOptionsFunc`), for example to add a label or field selector.
-pub type TweakListOptions = Arc<dyn Fn(&mut ListOptions) + Send + Sync>;
 
 /// The settings of a [`SharedInformerFactory`](crate::SharedInformerFactory), set with its builder.
 #[derive(Clone, Default)]
@@ -50,6 +46,22 @@ impl FactoryOptions {
             .get(type_key)
             .copied()
             .unwrap_or(self.default_resync)
+    }
+
+    /// Applies the namespace restriction (for namespaced resources) and the tweak function to the
+    /// options of one request. kube-client's typed `Api` fixes a resource's scope at compile time,
+    /// so a namespace is applied as a `metadata.namespace` field selector on the cluster-wide path.
+    pub(crate) fn tweak(&self, options: &mut ListOptions, namespaced: bool) {
+        if let (Some(ns), true) = (&self.namespace, namespaced) {
+            let selector = format!("metadata.namespace={ns}");
+            options.field_selector = Some(match options.field_selector.take() {
+                Some(existing) if !existing.is_empty() => format!("{existing},{selector}"),
+                _ => selector,
+            });
+        }
+        if let Some(tweak) = &self.tweak_list_options {
+            tweak(options);
+        }
     }
 
     /// The transform registered for `type_key`, if it is a `TransformFunc<K>`.
