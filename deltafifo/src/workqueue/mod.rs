@@ -461,6 +461,28 @@ impl<T: Eq + Hash + Clone + Send + Sync + 'static> WorkQueue<T> {
         }
     }
 
+    /// Reports the unfinished work and the longest running item to the metrics provider now
+    /// (also done on every `get` and `done`).
+    pub fn report_unfinished_work(&self) {
+        let s = self.inner.state.lock();
+        self.report_unfinished(&s, Instant::now());
+    }
+
+    /// Reports the unfinished work every `period` until the queue shuts down, so that a stuck
+    /// worker shows in the metrics even when nothing else happens (client-go does this every
+    /// 500 ms). Spawn it next to the workers when a metrics provider is set.
+    pub async fn report_unfinished_work_every(&self, period: Duration) {
+        let mut ticks = tokio::time::interval(period.max(Duration::from_millis(1)));
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            ticks.tick().await;
+            if self.is_shutting_down() {
+                return;
+            }
+            self.report_unfinished_work();
+        }
+    }
+
     /// Whether the queue is shutting down.
     pub fn is_shutting_down(&self) -> bool {
         self.inner.state.lock().shutting_down

@@ -325,3 +325,42 @@ async fn a_dropped_get_loses_nothing() {
     assert!(first.await.unwrap_err().is_cancelled());
     assert_eq!(q.processing(), 1);
 }
+
+#[tokio::test(start_paused = true)]
+async fn unfinished_work_is_reported_periodically_until_shutdown() {
+    let recorder = Arc::new(Recorder::default());
+    let q = WorkQueue::<u32>::with_config(
+        WorkQueueConfig::default()
+            .name("q")
+            .metrics(recorder.clone()),
+    );
+    q.add(1);
+    let _stuck = q.get().await.unwrap();
+    let reporter = {
+        let q = q.clone();
+        tokio::spawn(async move {
+            q.report_unfinished_work_every(Duration::from_millis(500))
+                .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    q.shut_down();
+    reporter.await.unwrap();
+    let unfinished: Vec<String> = recorder
+        .0
+        .lock()
+        .iter()
+        .filter(|e| e.starts_with("q unfinished"))
+        .cloned()
+        .collect();
+    // At get, then at 0, 500 and 1000 ms of being stuck.
+    assert_eq!(
+        unfinished,
+        [
+            "q unfinished 0 0",
+            "q unfinished 0 0",
+            "q unfinished 500 500",
+            "q unfinished 1000 1000"
+        ]
+    );
+}
