@@ -16,7 +16,7 @@ pub trait MetricsProvider: Send + Sync + fmt::Debug {
     fn work_duration(&self, _queue: &str, _duration: Duration) {}
     /// The total time items currently in processing have been processed, and the longest of them
     /// (client-go's unfinished work and longest running processor), updated on every `get` and
-    /// `done`.
+    /// `done` and by [`WorkQueue::report_unfinished_work_every`](crate::WorkQueue::report_unfinished_work_every).
     fn unfinished_work(&self, _queue: &str, _total: Duration, _longest: Duration) {}
     /// An item was re-added with a delay (`add_after`, and so `add_rate_limited`), as client-go
     /// counts retries.
