@@ -93,10 +93,10 @@ pub struct Reflector<K, L, S: ?Sized> {
     backoff: Mutex<Backoff>,
 }
 
-impl<K, L: fmt::Debug, S: ?Sized> fmt::Debug for Reflector<K, L, S> {
+impl<K, L, S: ?Sized> fmt::Debug for Reflector<K, L, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Reflector")
-            .field("lister_watcher", &self.lister_watcher)
+            .field("lister_watcher", &std::any::type_name::<L>())
             .field("config", &self.config)
             .field("state", &*self.state.lock())
             .finish_non_exhaustive()
@@ -110,10 +110,10 @@ pub struct ReflectorBuilder<K, L, S: ?Sized> {
     config: Config<K>,
 }
 
-impl<K, L: fmt::Debug, S: ?Sized> fmt::Debug for ReflectorBuilder<K, L, S> {
+impl<K, L, S: ?Sized> fmt::Debug for ReflectorBuilder<K, L, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ReflectorBuilder")
-            .field("lister_watcher", &self.lister_watcher)
+            .field("lister_watcher", &std::any::type_name::<L>())
             .field("config", &self.config)
             .finish_non_exhaustive()
     }

@@ -4,6 +4,7 @@
 // The contract's `ListWatchError` holds a `Status` by value.
 #![allow(clippy::result_large_err)]
 
+mod convergence;
 mod events;
 mod fake_source;
 mod kube_http;
