@@ -133,12 +133,16 @@ pub struct DeltaFifo<K> {
 
 impl<K> fmt::Debug for DeltaFifo<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let s = self.state.lock();
-        f.debug_struct("DeltaFifo")
-            .field("queued", &s.queue.len())
-            .field("population", &s.population)
-            .field("closed", &s.closed)
-            .field("known_objects", &self.known_objects.is_some())
+        let mut d = f.debug_struct("DeltaFifo");
+        match self.state.try_lock() {
+            Some(s) => d
+                .field("queued", &s.queue.len())
+                .field("population", &s.population)
+                .field("closed", &s.closed),
+            // Printed from inside a process function: the lock is held.
+            None => d.field("state", &"<locked>"),
+        };
+        d.field("known_objects", &self.known_objects.is_some())
             .field("emit_delta_type_replaced", &self.emit_delta_type_replaced)
             .field("transformer", &self.transformer.is_some())
             .finish()

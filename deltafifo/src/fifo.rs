@@ -56,13 +56,17 @@ pub struct Fifo<K> {
 
 impl<K> fmt::Debug for Fifo<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let s = self.state.lock();
-        f.debug_struct("Fifo")
-            .field("items", &s.items.len())
-            .field("queued", &s.queue.len())
-            .field("population", &s.population)
-            .field("closed", &s.closed)
-            .finish()
+        let mut d = f.debug_struct("Fifo");
+        match self.state.try_lock() {
+            Some(s) => d
+                .field("items", &s.items.len())
+                .field("queued", &s.queue.len())
+                .field("population", &s.population)
+                .field("closed", &s.closed),
+            // Printed from inside a process function: the lock is held.
+            None => d.field("state", &"<locked>"),
+        };
+        d.finish()
     }
 }
 

@@ -160,12 +160,16 @@ pub struct RealFifo<K> {
 
 impl<K> fmt::Debug for RealFifo<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let s = self.state.lock();
-        f.debug_struct("RealFifo")
-            .field("queued", &s.items.len())
-            .field("population", &s.population)
-            .field("closed", &s.closed)
-            .field("atomic_events", &self.atomic_events)
+        let mut d = f.debug_struct("RealFifo");
+        match self.state.try_lock() {
+            Some(s) => d
+                .field("queued", &s.items.len())
+                .field("population", &s.population)
+                .field("closed", &s.closed),
+            // Printed from inside a process function: the lock is held.
+            None => d.field("state", &"<locked>"),
+        };
+        d.field("atomic_events", &self.atomic_events)
             .field("batch_size", &self.batch_size)
             .finish_non_exhaustive()
     }

@@ -481,3 +481,15 @@ async fn a_dropped_pop_loses_nothing() {
     assert_eq!(second.await.unwrap().unwrap().0, [(Added, false, 1)]);
     assert!(first.await.unwrap_err().is_cancelled());
 }
+
+#[tokio::test]
+async fn debug_output_inside_a_process_function_does_not_deadlock() {
+    let q = plain();
+    q.add(pod(1, 1)).unwrap();
+    let inside = q
+        .pop(|_, _| Ok::<_, ProcessError<Infallible>>(format!("{q:?}")))
+        .await
+        .unwrap();
+    assert!(inside.contains("<locked>"));
+    assert!(format!("{q:?}").contains("queued: 0"));
+}
