@@ -15,10 +15,7 @@ use crate::support::*;
 async fn events_applied_to_store_in_order() {
     let source = Arc::new(FakeControllerSource::new());
     source.add(pod("a", ""));
-    let store = Arc::new(RecordingStore::default());
-    let reflector = Arc::new(Reflector::builder(Arc::clone(&source), Arc::clone(&store)).build());
-    let running = run(&reflector);
-    source.wait_for_calls(2).await;
+    let (store, reflector, running) = watching(&source).await;
     source.add(pod("b", ""));
     source.modify(pod("a", ""));
     source.delete(pod("b", ""));
@@ -43,10 +40,7 @@ async fn events_applied_to_store_in_order() {
 #[tokio::test(start_paused = true)]
 async fn update_resource_version_sees_each_rv() {
     let source = Arc::new(FakeControllerSource::new());
-    let store = Arc::new(RecordingStore::default());
-    let reflector = Arc::new(Reflector::builder(Arc::clone(&source), Arc::clone(&store)).build());
-    let running = run(&reflector);
-    source.wait_for_calls(2).await;
+    let (store, _reflector, running) = watching(&source).await;
     for i in 0..5 {
         source.add(pod(&format!("p{i}"), ""));
     }
@@ -120,10 +114,7 @@ async fn wrong_type_events_dropped() {
 #[tokio::test(start_paused = true)]
 async fn objects_without_metadata_skipped() {
     let source = Arc::new(FakeControllerSource::new());
-    let store = Arc::new(RecordingStore::default());
-    let reflector = Arc::new(Reflector::builder(Arc::clone(&source), Arc::clone(&store)).build());
-    let running = run(&reflector);
-    source.wait_for_calls(2).await;
+    let (store, _reflector, running) = watching(&source).await;
     source.send_event(|| WatchEvent::Added(Arc::new(k8s_openapi::api::core::v1::Pod::default())));
     source.add(pod("a", ""));
     store.wait_for("add a 1").await;

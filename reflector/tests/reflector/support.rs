@@ -5,7 +5,7 @@ use std::sync::Arc;
 use futures::channel::mpsc;
 use futures::{StreamExt, stream};
 use k8s_openapi::api::core::v1::Pod;
-use kcache_reflector::testing::Call;
+use kcache_reflector::testing::{Call, FakeControllerSource};
 use kcache_reflector::{
     ListOptions, ListPage, ListWatch, ListWatchError, ListerWatcher, Reflector, WatchEvent,
     WatchStream,
@@ -253,4 +253,20 @@ pub(crate) fn opts(call: &Call) -> &ListOptions {
 /// Whether a call is a list.
 pub(crate) fn is_list(call: &Call) -> bool {
     matches!(call, Call::List(_))
+}
+
+/// A reflector over `source` into a [`RecordingStore`], running and past its first list and
+/// watch.
+pub(crate) async fn watching(
+    source: &Arc<FakeControllerSource<Pod>>,
+) -> (
+    Arc<RecordingStore>,
+    Arc<Reflector<Pod, Arc<FakeControllerSource<Pod>>, RecordingStore>>,
+    Running,
+) {
+    let store = Arc::new(RecordingStore::default());
+    let reflector = Arc::new(Reflector::builder(Arc::clone(source), Arc::clone(&store)).build());
+    let running = run(&reflector);
+    source.wait_for_calls(2).await;
+    (store, reflector, running)
 }

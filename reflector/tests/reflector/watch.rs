@@ -47,10 +47,7 @@ async fn watch_timeout_in_300_600_seconds() {
 async fn normal_close_rewatches_at_once_from_last_rv() {
     let source = Arc::new(FakeControllerSource::new());
     source.add(pod("a", ""));
-    let store = Arc::new(RecordingStore::default());
-    let reflector = Arc::new(Reflector::builder(Arc::clone(&source), Arc::clone(&store)).build());
-    let running = run(&reflector);
-    source.wait_for_calls(2).await;
+    let (store, _reflector, running) = watching(&source).await;
     source.add(pod("b", ""));
     source.modify(pod("a", ""));
     store.wait_for("update a 3").await;

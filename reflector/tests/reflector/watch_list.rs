@@ -3,15 +3,44 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use futures::channel::mpsc;
 use k8s_openapi::api::core::v1::Pod;
-use kcache_reflector::testing::FakeControllerSource;
+use kcache_reflector::testing::{Call, FakeControllerSource};
 use kcache_reflector::{
-    Bookmark, INITIAL_EVENTS_END_ANNOTATION, ListWatchError, Reflector, ResourceVersionMatch,
-    WatchEvent, status,
+    Bookmark, INITIAL_EVENTS_END_ANNOTATION, ListOptions, ListWatch, ListWatchError, Reflector,
+    ResourceVersionMatch, WatchEvent, WatchStream, status,
 };
 use kcache_store::{Indexer, Store};
 
 use crate::support::*;
+
+type Streaming = (
+    Arc<RecordingStore>,
+    Arc<Reflector<Pod, ListWatch<Pod>, RecordingStore>>,
+    Running,
+    mpsc::UnboundedReceiver<Call>,
+);
+
+/// A watch-list reflector over a scripted watch (lists are not expected).
+fn streaming(
+    watch: impl Fn(usize, &ListOptions) -> Result<WatchStream<Pod>, ListWatchError>
+    + Send
+    + Sync
+    + 'static,
+) -> Streaming {
+    let (lw, calls) = scripted(
+        |_, _| Err(ListWatchError::Other("no list expected".into())),
+        watch,
+    );
+    let store = Arc::new(RecordingStore::default());
+    let reflector = Arc::new(
+        Reflector::builder(lw, Arc::clone(&store))
+            .use_watch_list(true)
+            .build(),
+    );
+    let running = run(&reflector);
+    (store, reflector, running, calls)
+}
 
 fn initial_events_end(rv: &str, value: &str) -> WatchEvent<Pod> {
     WatchEvent::Bookmark(Bookmark {
@@ -62,25 +91,15 @@ async fn watch_list_mode_one_watch_rv_empty_send_initial_events_not_older_than()
 
 #[tokio::test(start_paused = true)]
 async fn watch_list_sync_needs_the_annotation_value_true() {
-    let (lw, mut calls) = scripted(
-        |_, _| Err(ListWatchError::Other("no list expected".into())),
-        |n, _| match n {
-            0 => Ok(events_then_pending(vec![
-                added("a", "5"),
-                initial_events_end("6", "false"),
-                added("b", "7"),
-                initial_events_end("8", "true"),
-            ])),
-            _ => Ok(pending_stream()),
-        },
-    );
-    let store = Arc::new(RecordingStore::default());
-    let reflector = Arc::new(
-        Reflector::builder(lw, Arc::clone(&store))
-            .use_watch_list(true)
-            .build(),
-    );
-    let running = run(&reflector);
+    let (store, reflector, running, mut calls) = streaming(|n, _| match n {
+        0 => Ok(events_then_pending(vec![
+            added("a", "5"),
+            initial_events_end("6", "false"),
+            added("b", "7"),
+            initial_events_end("8", "true"),
+        ])),
+        _ => Ok(pending_stream()),
+    });
     next_calls(&mut calls, 1).await;
     store.wait_for("replace 2 8").await;
     assert_eq!(store.ops(), ["replace 2 8"]);
@@ -90,26 +109,16 @@ async fn watch_list_sync_needs_the_annotation_value_true() {
 
 #[tokio::test(start_paused = true)]
 async fn watch_list_modified_and_deleted_during_streaming_applied() {
-    let (lw, mut calls) = scripted(
-        |_, _| Err(ListWatchError::Other("no list expected".into())),
-        |n, _| match n {
-            0 => Ok(events_then_pending(vec![
-                added("a", "5"),
-                added("b", "6"),
-                WatchEvent::Modified(Arc::new(pod("a", "7"))),
-                WatchEvent::Deleted(Arc::new(pod("b", "8"))),
-                initial_events_end("9", "true"),
-            ])),
-            _ => Ok(pending_stream()),
-        },
-    );
-    let store = Arc::new(RecordingStore::default());
-    let reflector = Arc::new(
-        Reflector::builder(lw, Arc::clone(&store))
-            .use_watch_list(true)
-            .build(),
-    );
-    let running = run(&reflector);
+    let (store, _reflector, running, mut calls) = streaming(|n, _| match n {
+        0 => Ok(events_then_pending(vec![
+            added("a", "5"),
+            added("b", "6"),
+            WatchEvent::Modified(Arc::new(pod("a", "7"))),
+            WatchEvent::Deleted(Arc::new(pod("b", "8"))),
+            initial_events_end("9", "true"),
+        ])),
+        _ => Ok(pending_stream()),
+    });
     next_calls(&mut calls, 1).await;
     store.wait_for("replace 1 9").await;
     let a = store.inner.get_by_key("ns/a").unwrap();
@@ -120,25 +129,15 @@ async fn watch_list_modified_and_deleted_during_streaming_applied() {
 
 #[tokio::test(start_paused = true)]
 async fn watch_list_stop_before_sync_restarts_watch_list() {
-    let (lw, mut calls) = scripted(
-        |_, _| Err(ListWatchError::Other("no list expected".into())),
-        |n, _| match n {
-            // Ends before the initial-events-end bookmark.
-            0 => Ok(events_then_close(vec![added("a", "5")])),
-            1 => Ok(events_then_pending(vec![
-                added("b", "6"),
-                initial_events_end("6", "true"),
-            ])),
-            _ => Ok(pending_stream()),
-        },
-    );
-    let store = Arc::new(RecordingStore::default());
-    let reflector = Arc::new(
-        Reflector::builder(lw, Arc::clone(&store))
-            .use_watch_list(true)
-            .build(),
-    );
-    let running = run(&reflector);
+    let (store, _reflector, running, mut calls) = streaming(|n, _| match n {
+        // Ends before the initial-events-end bookmark.
+        0 => Ok(events_then_close(vec![added("a", "5")])),
+        1 => Ok(events_then_pending(vec![
+            added("b", "6"),
+            initial_events_end("6", "true"),
+        ])),
+        _ => Ok(pending_stream()),
+    });
     let got = next_calls(&mut calls, 2).await;
     assert!(
         got.iter()
@@ -155,24 +154,14 @@ async fn watch_list_stop_before_sync_restarts_watch_list() {
 
 #[tokio::test(start_paused = true)]
 async fn watch_list_after_sync_a_plain_watch() {
-    let (lw, mut calls) = scripted(
-        |_, _| Err(ListWatchError::Other("no list expected".into())),
-        |n, _| match n {
-            0 => Ok(events_then_close(vec![
-                added("a", "5"),
-                initial_events_end("6", "true"),
-                added("b", "7"),
-            ])),
-            _ => Ok(pending_stream()),
-        },
-    );
-    let store = Arc::new(RecordingStore::default());
-    let reflector = Arc::new(
-        Reflector::builder(lw, Arc::clone(&store))
-            .use_watch_list(true)
-            .build(),
-    );
-    let running = run(&reflector);
+    let (store, _reflector, running, mut calls) = streaming(|n, _| match n {
+        0 => Ok(events_then_close(vec![
+            added("a", "5"),
+            initial_events_end("6", "true"),
+            added("b", "7"),
+        ])),
+        _ => Ok(pending_stream()),
+    });
     let got = next_calls(&mut calls, 2).await;
     let second = opts(&got[1]);
     assert!(!is_list(&got[1]));
@@ -188,25 +177,15 @@ async fn watch_list_after_sync_a_plain_watch() {
 
 #[tokio::test(start_paused = true)]
 async fn watch_list_expired_retries_with_rv_empty() {
-    let (lw, mut calls) = scripted(
-        |_, _| Err(ListWatchError::Other("no list expected".into())),
-        |n, _| match n {
-            0 => Ok(events_then_close(vec![
-                added("a", "5"),
-                initial_events_end("10", "true"),
-                WatchEvent::Error(status::expired("too old")),
-            ])),
-            1 => Err(ListWatchError::Api(status::expired("too old"))),
-            _ => Ok(events_then_pending(vec![initial_events_end("20", "true")])),
-        },
-    );
-    let store = Arc::new(RecordingStore::default());
-    let reflector = Arc::new(
-        Reflector::builder(lw, Arc::clone(&store))
-            .use_watch_list(true)
-            .build(),
-    );
-    let running = run(&reflector);
+    let (store, _reflector, running, mut calls) = streaming(|n, _| match n {
+        0 => Ok(events_then_close(vec![
+            added("a", "5"),
+            initial_events_end("10", "true"),
+            WatchEvent::Error(status::expired("too old")),
+        ])),
+        1 => Err(ListWatchError::Api(status::expired("too old"))),
+        _ => Ok(events_then_pending(vec![initial_events_end("20", "true")])),
+    });
     let got = next_calls(&mut calls, 3).await;
     let rvs: Vec<_> = got
         .iter()
