@@ -2,10 +2,13 @@
 
 use std::fmt;
 use std::marker::PhantomData;
+use std::ops::Range;
 use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
-use futures::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, FutureExt, StreamExt, stream};
+use futures::{
+    AsyncBufRead, AsyncBufReadExt, AsyncReadExt, FutureExt, StreamExt, TryStreamExt, stream,
+};
 use kube_client::{Api, Client};
 use kube_core::{ApiResource, DynamicObject, PartialObjectMeta, Resource};
 use parking_lot::Mutex;
@@ -363,18 +366,23 @@ where
         if n == 0 {
             return Ok(Vec::new());
         }
-        let chunk = n.div_ceil(self.parallelism.min(n));
-        let tasks: Vec<_> = parsed
-            .items
-            .chunks(chunk)
-            .map(|ranges| {
-                let (body, ranges) = (parsed.body.clone(), ranges.to_vec());
+        // Small chunks, `parallelism` of them decoding at a time, collected in order: every core
+        // stays busy even when one is slowed down by other work.
+        let chunk = (n / (self.parallelism * 4)).clamp(16, 256);
+        let jobs: Vec<Vec<Range<usize>>> = parsed.items.chunks(chunk).map(<[_]>::to_vec).collect();
+        let body = parsed.body.clone();
+        let chunks: Vec<Vec<Arc<K>>> = stream::iter(jobs)
+            .map(move |ranges| {
+                let body = body.clone();
                 tokio::task::spawn_blocking(move || decode_items::<K>(&body, &ranges))
+                    .map(|joined| joined.map_err(join_error)?)
             })
-            .collect();
+            .buffered(self.parallelism)
+            .try_collect()
+            .await?;
         let mut items = Vec::with_capacity(n);
-        for task in tasks {
-            items.extend(task.await.map_err(join_error)??);
+        for c in chunks {
+            items.extend(c);
         }
         Ok(items)
     }
