@@ -242,3 +242,19 @@ async fn reflector_over_kube_lister_watcher_syncs_the_store() {
     let stored = kcache_store::Store::get_by_key(&store.inner, &format!("ns-0/{name}")).unwrap();
     assert_eq!(stored.metadata.resource_version.as_deref(), Some("11"));
 }
+
+#[tokio::test]
+async fn kube_lister_watcher_dynamic_and_metadata_only() {
+    let (server, client) = start().await;
+    let resource = kube_core::ApiResource::erase::<Pod>(&());
+    let dynamic = KubeListerWatcher::dynamic(Api::all_with(client.clone(), &resource), &resource);
+    let page = dynamic.list(&ListOptions::default()).await.unwrap();
+    assert_eq!(page.items.len(), 5);
+    assert_eq!(page.items[0].types.as_ref().unwrap().kind, "Pod");
+
+    let metadata = KubeListerWatcher::metadata(Api::<Pod>::all(client));
+    let page = metadata.list(&ListOptions::default()).await.unwrap();
+    assert_eq!(page.items.len(), 5);
+    assert!(page.items[0].metadata.name.is_some());
+    assert_eq!(server.queries.lock().len(), 2);
+}
