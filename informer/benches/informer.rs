@@ -104,6 +104,7 @@ struct Fixture {
     task: tokio::task::JoinHandle<Result<(), kcache_informer::InformerError>>,
     /// Two states of the first `BATCH` pods with distinct resource versions, sent alternately.
     updates: [Vec<Arc<Pod>>; 2],
+    round: AtomicUsize,
 }
 
 impl Fixture {
@@ -135,12 +136,15 @@ impl Fixture {
             shutdown,
             task,
             updates,
+            round: AtomicUsize::new(0),
         }
     }
 
     /// Sends one batch of updates and waits until every handler saw it.
-    async fn write_batch(&self, round: usize, handlers: usize) {
-        let batch = &self.updates[round % 2];
+    async fn write_batch(&self, handlers: usize) {
+        // Alternate between the two states: an update to the state already cached would be a
+        // resync, which reaches no handler.
+        let batch = &self.updates[self.round.fetch_add(1, Ordering::Relaxed) % 2];
         self.counter.expect(batch.len() * handlers);
         for pod in batch {
             self.source
@@ -166,13 +170,11 @@ fn distribution(c: &mut Criterion) {
         let fixture = rt.block_on(Fixture::new(BATCH, handlers));
         group.throughput(Throughput::Elements((BATCH * handlers) as u64));
         group.bench_function(BenchmarkId::new("handlers", handlers), |b| {
-            let mut round = 0;
             b.iter_custom(|iters| {
                 rt.block_on(async {
                     let start = Instant::now();
                     for _ in 0..iters {
-                        fixture.write_batch(round, handlers).await;
-                        round += 1;
+                        fixture.write_batch(handlers).await;
                     }
                     start.elapsed()
                 })
@@ -245,13 +247,11 @@ fn shared_index_informer(c: &mut Criterion) {
             let readers = Readers::start(&fixture.informer, listers);
             group.throughput(Throughput::Elements(BATCH as u64));
             group.bench_function(BenchmarkId::new(format!("writes/{n}"), listers), |b| {
-                let mut round = 0;
                 b.iter_custom(|iters| {
                     rt.block_on(async {
                         let start = Instant::now();
                         for _ in 0..iters {
-                            fixture.write_batch(round, 1).await;
-                            round += 1;
+                            fixture.write_batch(1).await;
                         }
                         start.elapsed()
                     })

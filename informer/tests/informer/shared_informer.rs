@@ -446,3 +446,28 @@ async fn dropping_the_run_future_stops_the_informer() {
         Err(InformerError::Stopped(_))
     ));
 }
+
+#[tokio::test(start_paused = true)]
+async fn watch_list_mode_syncs_from_one_watch_and_follows() {
+    let source = source_with(2);
+    let informer = SharedIndexInformer::builder(Arc::clone(&source))
+        .use_watch_list(true)
+        .build();
+    let mut events = informer.event_stream().unwrap();
+    let running = Running::start(Arc::clone(&source), informer.clone());
+    running.wait_synced().await;
+    assert!(source.list_calls().is_empty(), "no list in watch-list mode");
+    assert_eq!(
+        sorted(take_n(&mut events, 2).await),
+        vec![
+            format!("add {} true", key(0)),
+            format!("add {} true", key(1))
+        ]
+    );
+    source.add(pod(2));
+    assert_eq!(
+        take_n(&mut events, 1).await,
+        vec![format!("add {} false", key(2))]
+    );
+    running.stop().await;
+}
