@@ -138,6 +138,8 @@ struct Gated {
     closed: AtomicBool,
     opened: Notify,
     waiting: Notify,
+    /// Watches the server answered.
+    established: AtomicUsize,
 }
 
 impl ListerWatcher<ConfigMap> for Gated {
@@ -156,7 +158,11 @@ impl ListerWatcher<ConfigMap> for Gated {
                 self.waiting.notify_one();
                 opened.await;
             }
-            self.inner.watch(&options).await
+            let watch = self.inner.watch(&options).await;
+            if watch.is_ok() {
+                self.established.fetch_add(1, Ordering::SeqCst);
+            }
+            watch
         })
     }
 }
@@ -174,14 +180,21 @@ async fn relist_after_compaction_gives_tombstones_and_no_add_for_known_objects()
         closed: AtomicBool::new(false),
         opened: Notify::new(),
         waiting: Notify::new(),
+        established: AtomicUsize::new(0),
     });
     let s = start_informer(server, Arc::clone(&gated));
     let mut events = s.informer.event_stream().unwrap();
     s.sync().await;
     bounded("initial adds", take_n(&mut events, 3)).await;
 
-    // End every watch; the informer's next watch waits at the gate while two changes happen
+    // Once the informer's watch is established, end every watch; the informer's next watch waits at the gate while two changes happen
     // and the history is compacted, so it can only catch up by relisting.
+    bounded("the first watch", async {
+        while gated.established.load(Ordering::SeqCst) == 0 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
     gated.closed.store(true, Ordering::SeqCst);
     s.server.end_all_watches();
     bounded("the re-watch", gated.waiting.notified()).await;
