@@ -4,8 +4,13 @@
 use crate::metadata::{Package, packages};
 
 /// The layered stack, bottom first.
-const STACK: &[&str] =
-    &["kcache-store", "kcache-deltafifo", "kcache-reflector", "kcache-informer", "kcache-factory"];
+const STACK: &[&str] = &[
+    "kcache-store",
+    "kcache-deltafifo",
+    "kcache-reflector",
+    "kcache-informer",
+    "kcache-factory",
+];
 
 const APISERVER: &str = "kcache-apiserver";
 
@@ -25,7 +30,11 @@ pub(crate) fn violations(packages: &[Package]) -> Vec<String> {
     let mut found = Vec::new();
     for p in packages.iter().filter(|p| p.publish) {
         let below = allowed_below(&p.name);
-        for d in p.dependencies.iter().filter(|d| d.name.starts_with("kcache-")) {
+        for d in p
+            .dependencies
+            .iter()
+            .filter(|d| d.name.starts_with("kcache-"))
+        {
             let ok = d.name == p.name
                 || below.contains(&d.name.as_str())
                 || (d.kind == "dev" && d.name == APISERVER && p.name != APISERVER);
@@ -43,7 +52,11 @@ pub(crate) fn violations(packages: &[Package]) -> Vec<String> {
 /// Fails with every violation of the workspace.
 pub(crate) fn check() -> Result<(), String> {
     let v = violations(&packages()?);
-    if v.is_empty() { Ok(()) } else { Err(v.join("\n")) }
+    if v.is_empty() {
+        Ok(())
+    } else {
+        Err(v.join("\n"))
+    }
 }
 
 #[cfg(test)]
@@ -59,7 +72,11 @@ mod tests {
             publish: true,
             dependencies: deps
                 .iter()
-                .map(|(n, k)| Dependency { name: (*n).into(), kind: (*k).into(), req: "*".into() })
+                .map(|(n, k)| Dependency {
+                    name: (*n).into(),
+                    kind: (*k).into(),
+                    req: "*".into(),
+                })
                 .collect(),
         }
     }
@@ -72,20 +89,35 @@ mod tests {
 
     #[test]
     fn downward_dependency_is_allowed() {
-        let ps = [pkg("kcache-informer", &[("kcache-store", "normal"), ("kcache-reflector", "normal")])];
+        let ps = [pkg(
+            "kcache-informer",
+            &[("kcache-store", "normal"), ("kcache-reflector", "normal")],
+        )];
         assert!(violations(&ps).is_empty());
     }
 
     #[test]
     fn apiserver_only_as_dev_dependency() {
         assert!(violations(&[pkg("kcache-informer", &[("kcache-apiserver", "dev")])]).is_empty());
-        assert_eq!(violations(&[pkg("kcache-informer", &[("kcache-apiserver", "normal")])]).len(), 1);
+        assert_eq!(
+            violations(&[pkg("kcache-informer", &[("kcache-apiserver", "normal")])]).len(),
+            1
+        );
     }
 
     #[test]
     fn apiserver_uses_store_and_reflector_only() {
-        assert!(violations(&[pkg(APISERVER, &[("kcache-store", "normal"), ("kcache-reflector", "normal")])]).is_empty());
-        assert_eq!(violations(&[pkg(APISERVER, &[("kcache-informer", "normal")])]).len(), 1);
+        assert!(
+            violations(&[pkg(
+                APISERVER,
+                &[("kcache-store", "normal"), ("kcache-reflector", "normal")]
+            )])
+            .is_empty()
+        );
+        assert_eq!(
+            violations(&[pkg(APISERVER, &[("kcache-informer", "normal")])]).len(),
+            1
+        );
     }
 
     #[test]

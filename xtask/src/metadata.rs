@@ -34,11 +34,16 @@ pub(crate) fn packages() -> Result<Vec<Package>, String> {
         .output()
         .map_err(|e| format!("cargo metadata: {e}"))?;
     if !out.status.success() {
-        return Err(format!("cargo metadata failed: {}", String::from_utf8_lossy(&out.stderr)));
+        return Err(format!(
+            "cargo metadata failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
     }
     let meta: Value =
         serde_json::from_slice(&out.stdout).map_err(|e| format!("cargo metadata output: {e}"))?;
-    let packages = meta["packages"].as_array().ok_or("cargo metadata: no packages")?;
+    let packages = meta["packages"]
+        .as_array()
+        .ok_or("cargo metadata: no packages")?;
     Ok(packages.iter().map(package).collect())
 }
 
@@ -60,7 +65,10 @@ fn package(p: &Value) -> Package {
         .collect();
     Package {
         name: text(&p["name"]),
-        dir: manifest_path.parent().map(PathBuf::from).unwrap_or_default(),
+        dir: manifest_path
+            .parent()
+            .map(PathBuf::from)
+            .unwrap_or_default(),
         // `publish: []` means never published.
         publish: !p["publish"].as_array().is_some_and(Vec::is_empty),
         manifest: p.clone(),

@@ -18,7 +18,13 @@ fn published() -> Vec<Package> {
 fn published_crates_have_metadata() {
     let mut missing = Vec::new();
     for p in published() {
-        for field in ["description", "license", "repository", "readme", "rust_version"] {
+        for field in [
+            "description",
+            "license",
+            "repository",
+            "readme",
+            "rust_version",
+        ] {
             if p.manifest[field].as_str().is_none_or(str::is_empty) {
                 missing.push(format!("{}: {field}", p.name));
             }
@@ -49,12 +55,22 @@ fn published_crates_have_readme_tests_and_benches() {
 fn internal_normal_dependencies_carry_a_version_dev_dependencies_do_not() {
     let mut wrong = Vec::new();
     for p in published() {
-        for d in p.dependencies.iter().filter(|d| d.name.starts_with("kcache-")) {
+        for d in p
+            .dependencies
+            .iter()
+            .filter(|d| d.name.starts_with("kcache-"))
+        {
             let versioned = d.req != "*";
             match d.kind.as_str() {
-                "dev" if versioned => wrong.push(format!("{} dev-depends on {} with a version", p.name, d.name)),
+                "dev" if versioned => wrong.push(format!(
+                    "{} dev-depends on {} with a version",
+                    p.name, d.name
+                )),
                 "dev" => {}
-                _ if !versioned => wrong.push(format!("{} depends on {} without a version", p.name, d.name)),
+                _ if !versioned => wrong.push(format!(
+                    "{} depends on {} without a version",
+                    p.name, d.name
+                )),
                 _ => {}
             }
         }
@@ -63,7 +79,9 @@ fn internal_normal_dependencies_carry_a_version_dev_dependencies_do_not() {
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-    let Ok(entries) = fs::read_dir(dir) else { return };
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
     for entry in entries.flatten() {
         let path = entry.path();
         if path.is_dir() {
@@ -83,7 +101,15 @@ fn every_source_file_starts_with_a_module_comment() {
     assert!(!files.is_empty());
     let undocumented: Vec<_> = files
         .iter()
-        .filter(|f| !fs::read_to_string(f).unwrap_or_default().trim_start().starts_with("//!"))
+        .filter(|f| {
+            !fs::read_to_string(f)
+                .unwrap_or_default()
+                .trim_start()
+                .starts_with("//!")
+        })
         .collect();
-    assert!(undocumented.is_empty(), "files without a leading //! comment: {undocumented:#?}");
+    assert!(
+        undocumented.is_empty(),
+        "files without a leading //! comment: {undocumented:#?}"
+    );
 }
