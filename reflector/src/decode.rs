@@ -128,25 +128,6 @@ pub(crate) enum Decoded<K> {
     Nothing,
 }
 
-/// A watch event decoded in one pass: servers write `type` before `object`, so serde decodes
-/// the object straight into its type without buffering.
-#[derive(Deserialize)]
-#[serde(tag = "type", content = "object", rename_all = "UPPERCASE")]
-enum TypedEvent<K> {
-    Added(K),
-    Modified(K),
-    Deleted(K),
-    Bookmark(BookmarkObject),
-    Error(Status),
-}
-
-fn bookmark(b: BookmarkObject) -> Bookmark {
-    Bookmark {
-        resource_version: b.metadata.resource_version.unwrap_or_default(),
-        annotations: b.metadata.annotations.unwrap_or_default(),
-    }
-}
-
 /// Decodes one line of a watch stream. `expected_kind` is used only to tell an object of
 /// another kind (skipped) from a broken one (an error) when decoding fails.
 pub(crate) fn decode_event<K: DeserializeOwned>(
@@ -156,16 +137,6 @@ pub(crate) fn decode_event<K: DeserializeOwned>(
     if line.iter().all(u8::is_ascii_whitespace) {
         return Ok(Decoded::Nothing);
     }
-    if let Ok(event) = serde_json::from_slice::<TypedEvent<K>>(line) {
-        return Ok(Decoded::Event(match event {
-            TypedEvent::Added(o) => WatchEvent::Added(Arc::new(o)),
-            TypedEvent::Modified(o) => WatchEvent::Modified(Arc::new(o)),
-            TypedEvent::Deleted(o) => WatchEvent::Deleted(Arc::new(o)),
-            TypedEvent::Bookmark(b) => WatchEvent::Bookmark(bookmark(b)),
-            TypedEvent::Error(s) => WatchEvent::Error(s),
-        }));
-    }
-    // The slow path, only for lines the one-pass decoder refused: find out why.
     let envelope: EventEnvelope<'_> =
         serde_json::from_slice(line).map_err(|e| decode_error("watch event", &e))?;
     let object = envelope.object.get();
@@ -201,7 +172,10 @@ pub(crate) fn decode_event<K: DeserializeOwned>(
         "BOOKMARK" => {
             let b: BookmarkObject =
                 serde_json::from_str(object).map_err(|e| decode_error("bookmark", &e))?;
-            WatchEvent::Bookmark(bookmark(b))
+            WatchEvent::Bookmark(Bookmark {
+                resource_version: b.metadata.resource_version.unwrap_or_default(),
+                annotations: b.metadata.annotations.unwrap_or_default(),
+            })
         }
         "ERROR" => {
             let status: Status =
