@@ -4,6 +4,7 @@ mod clients;
 mod faults;
 mod kubectl;
 mod lists;
+mod reflector;
 mod support;
 mod watches;
 mod writes;
