@@ -29,18 +29,36 @@ const NAMESPACES: usize = 100;
 const KUBE_RUNTIME_MAX: usize = 10_000;
 
 fn sizes() -> Vec<usize> {
-    if std::env::var_os("KCACHE_BENCH_LARGE").is_some() { vec![10_000, 100_000] } else { vec![10_000] }
+    if std::env::var_os("KCACHE_BENCH_LARGE").is_some() {
+        vec![10_000, 100_000]
+    } else {
+        vec![10_000]
+    }
 }
 
 fn node_index() -> IndexFunc<Pod> {
-    Arc::new(|p: &Pod| Ok(p.spec.as_ref().and_then(|s| s.node_name.clone()).into_iter().collect::<IndexValues>()))
+    Arc::new(|p: &Pod| {
+        Ok(p.spec
+            .as_ref()
+            .and_then(|s| s.node_name.clone())
+            .into_iter()
+            .collect::<IndexValues>())
+    })
 }
 
 /// An indexer with the first `n` of: namespace, node, owner uid.
 fn indexer(n: usize) -> Indexer<Pod> {
-    let all: [(&str, IndexFunc<Pod>); 3] =
-        [(NAMESPACE_INDEX, namespace_index_func()), ("node", node_index()), ("owner", owner_uid_index_func())];
-    Indexer::new(all.into_iter().take(n).map(|(name, f)| (name.to_owned(), f)).collect::<Indexers<Pod>>())
+    let all: [(&str, IndexFunc<Pod>); 3] = [
+        (NAMESPACE_INDEX, namespace_index_func()),
+        ("node", node_index()),
+        ("owner", owner_uid_index_func()),
+    ];
+    Indexer::new(
+        all.into_iter()
+            .take(n)
+            .map(|(name, f)| (name.to_owned(), f))
+            .collect::<Indexers<Pod>>(),
+    )
 }
 
 fn filled(n_indexes: usize, pods: &[Arc<Pod>]) -> Indexer<Pod> {
@@ -64,15 +82,25 @@ fn kube_filled(events: &[Event<Pod>]) -> (reflector::Store<Pod>, reflector::stor
 fn writes(c: &mut Criterion) {
     for n in sizes() {
         let pods = testing::pods(n, NAMESPACES);
-        let kube = (n <= KUBE_RUNTIME_MAX)
-            .then(|| (kube_events(&pods, Event::Apply), kube_events(&pods, Event::Delete)));
+        let kube = (n <= KUBE_RUNTIME_MAX).then(|| {
+            (
+                kube_events(&pods, Event::Apply),
+                kube_events(&pods, Event::Delete),
+            )
+        });
         for op in ["add", "update", "delete"] {
             let mut g = c.benchmark_group(format!("{op}/{n}"));
             g.throughput(Throughput::Elements(n as u64)).sample_size(10);
             for idx in 0..=3 {
                 g.bench_function(BenchmarkId::new("kcache", format!("{idx}-indexes")), |b| {
                     b.iter_batched(
-                        || if op == "add" { indexer(idx) } else { filled(idx, &pods) },
+                        || {
+                            if op == "add" {
+                                indexer(idx)
+                            } else {
+                                filled(idx, &pods)
+                            }
+                        },
                         |s| {
                             for p in &pods {
                                 match op {
@@ -90,7 +118,13 @@ fn writes(c: &mut Criterion) {
             if let Some((applies, deletes)) = &kube {
                 g.bench_function(BenchmarkId::new("kube-runtime", "0-indexes"), |b| {
                     b.iter_batched(
-                        || if op == "add" { reflector::store::<Pod>() } else { kube_filled(applies) },
+                        || {
+                            if op == "add" {
+                                reflector::store::<Pod>()
+                            } else {
+                                kube_filled(applies)
+                            }
+                        },
                         |(reader, mut writer)| {
                             for e in if op == "delete" { deletes } else { applies } {
                                 writer.apply_watcher_event(e);
@@ -110,15 +144,23 @@ fn reads(c: &mut Criterion) {
     for n in sizes() {
         let pods = testing::pods(n, NAMESPACES);
         let ours = filled(1, &pods);
-        let theirs = (n <= KUBE_RUNTIME_MAX).then(|| kube_filled(&kube_events(&pods, Event::Apply)).0);
+        let theirs =
+            (n <= KUBE_RUNTIME_MAX).then(|| kube_filled(&kube_events(&pods, Event::Apply)).0);
         let ns = testing::namespace_of(7, NAMESPACES);
         let name = pods[7].metadata.name.clone().unwrap_or_default();
 
         let mut g = c.benchmark_group(format!("by-namespace/{n}"));
-        g.bench_function("kcache by_index", |b| b.iter(|| black_box(ours.by_index(NAMESPACE_INDEX, &ns).unwrap())));
+        g.bench_function("kcache by_index", |b| {
+            b.iter(|| black_box(ours.by_index(NAMESPACE_INDEX, &ns).unwrap()))
+        });
         if let Some(theirs) = &theirs {
             g.bench_function("kube-runtime state_filter", |b| {
-                b.iter(|| black_box(theirs.state_filter(|p| p.metadata.namespace.as_deref() == Some(ns.as_str()))))
+                b.iter(|| {
+                    black_box(
+                        theirs
+                            .state_filter(|p| p.metadata.namespace.as_deref() == Some(ns.as_str())),
+                    )
+                })
             });
         }
         g.finish();
@@ -135,7 +177,9 @@ fn reads(c: &mut Criterion) {
         let mut g = c.benchmark_group(format!("get/{n}"));
         g.bench_function("kcache", |b| b.iter(|| black_box(ours.get_by_key(&key))));
         if let Some(theirs) = &theirs {
-            g.bench_function("kube-runtime", |b| b.iter(|| black_box(theirs.get(&obj_ref))));
+            g.bench_function("kube-runtime", |b| {
+                b.iter(|| black_box(theirs.get(&obj_ref)))
+            });
         }
         g.finish();
     }
@@ -194,7 +238,10 @@ fn concurrent(c: &mut Criterion) {
             let (s, stop) = (Arc::clone(&ours), Arc::clone(&stop));
             std::thread::spawn(move || {
                 while !stop.load(Ordering::Relaxed) {
-                    black_box(s.by_index(NAMESPACE_INDEX, &testing::namespace_of(r, NAMESPACES)).ok());
+                    black_box(
+                        s.by_index(NAMESPACE_INDEX, &testing::namespace_of(r, NAMESPACES))
+                            .ok(),
+                    );
                 }
             })
         })
@@ -218,7 +265,9 @@ fn concurrent(c: &mut Criterion) {
             std::thread::spawn(move || {
                 let ns = testing::namespace_of(r, NAMESPACES);
                 while !stop.load(Ordering::Relaxed) {
-                    black_box(s.state_filter(|p| p.metadata.namespace.as_deref() == Some(ns.as_str())));
+                    black_box(
+                        s.state_filter(|p| p.metadata.namespace.as_deref() == Some(ns.as_str())),
+                    );
                 }
             })
         })

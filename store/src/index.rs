@@ -35,13 +35,23 @@ pub fn label_index_func<K: Resource + 'static>(label: impl Into<String>) -> Inde
 /// Indexes objects by the uid of each owner reference (an object with several owners is in several
 /// index values; one without owners in none).
 pub fn owner_uid_index_func<K: Resource + 'static>() -> IndexFunc<K> {
-    Arc::new(|obj: &K| Ok(obj.owner_references().iter().map(|o| o.uid.clone()).collect()))
+    Arc::new(|obj: &K| {
+        Ok(obj
+            .owner_references()
+            .iter()
+            .map(|o| o.uid.clone())
+            .collect())
+    })
 }
 
 /// Indexes objects by the `Kind/name` of each owner reference (for example `ReplicaSet/web-5d8f`).
 pub fn owner_kind_name_index_func<K: Resource + 'static>() -> IndexFunc<K> {
     Arc::new(|obj: &K| {
-        Ok(obj.owner_references().iter().map(|o| format!("{}/{}", o.kind, o.name)).collect())
+        Ok(obj
+            .owner_references()
+            .iter()
+            .map(|o| format!("{}/{}", o.kind, o.name))
+            .collect())
     })
 }
 

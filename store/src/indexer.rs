@@ -252,8 +252,11 @@ impl<K: Resource + Send + Sync + 'static> Store<K> for Indexer<K> {
                 Err(e) => errors.push((i, e)),
             }
         }
-        let results =
-            self.store.write_batch(prepared.iter().map(|(_, key, obj, _)| (key.as_str(), obj.clone())));
+        let results = self.store.write_batch(
+            prepared
+                .iter()
+                .map(|(_, key, obj, _)| (key.as_str(), obj.clone())),
+        );
         let mut successful = Vec::with_capacity(results.len());
         let mut last_written = None;
         for ((i, _, _, original), result) in prepared.into_iter().zip(results) {

@@ -81,7 +81,10 @@ pub struct DeletedFinalStateUnknown<K> {
 
 impl<K> Clone for DeletedFinalStateUnknown<K> {
     fn clone(&self) -> Self {
-        Self { key: self.key.clone(), obj: Arc::clone(&self.obj) }
+        Self {
+            key: self.key.clone(),
+            obj: Arc::clone(&self.obj),
+        }
     }
 }
 

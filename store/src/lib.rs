@@ -50,9 +50,9 @@ mod key;
 mod lister;
 mod selector;
 mod store;
-mod thread_safe_store;
 #[cfg(feature = "testing")]
 pub mod testing;
+mod thread_safe_store;
 
 pub use error::{BoxError, KeyError, StoreError, TransactionError};
 pub use index::{

@@ -35,13 +35,17 @@ pub struct Lister<K> {
 
 impl<K> Clone for Lister<K> {
     fn clone(&self) -> Self {
-        Self { indexer: Arc::clone(&self.indexer) }
+        Self {
+            indexer: Arc::clone(&self.indexer),
+        }
     }
 }
 
 impl<K> fmt::Debug for Lister<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Lister").field("indexer", &self.indexer).finish()
+        f.debug_struct("Lister")
+            .field("indexer", &self.indexer)
+            .finish()
     }
 }
 
@@ -49,7 +53,10 @@ fn select<K: Resource>(objects: Vec<Arc<K>>, selector: &Selector) -> Vec<Arc<K>>
     if selector.selects_all() {
         return objects;
     }
-    objects.into_iter().filter(|o| selector.matches(o.labels())).collect()
+    objects
+        .into_iter()
+        .filter(|o| selector.matches(o.labels()))
+        .collect()
 }
 
 impl<K: Resource + Send + Sync + 'static> Lister<K> {
@@ -75,7 +82,10 @@ impl<K: Resource + Send + Sync + 'static> Lister<K> {
 
     /// Reads limited to one namespace.
     pub fn namespace(&self, namespace: &str) -> NamespaceLister<K> {
-        NamespaceLister { indexer: Arc::clone(&self.indexer), namespace: namespace.to_owned() }
+        NamespaceLister {
+            indexer: Arc::clone(&self.indexer),
+            namespace: namespace.to_owned(),
+        }
     }
 
     /// The indexer this lister reads.
@@ -92,7 +102,9 @@ pub struct NamespaceLister<K> {
 
 impl<K> fmt::Debug for NamespaceLister<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("NamespaceLister").field("namespace", &self.namespace).finish()
+        f.debug_struct("NamespaceLister")
+            .field("namespace", &self.namespace)
+            .finish()
     }
 }
 
@@ -115,6 +127,7 @@ impl<K: Resource + Send + Sync + 'static> NamespaceLister<K> {
         if self.namespace.is_empty() {
             return self.indexer.get_by_key(name);
         }
-        self.indexer.get_by_key(&format!("{}/{}", self.namespace, name))
+        self.indexer
+            .get_by_key(&format!("{}/{}", self.namespace, name))
     }
 }

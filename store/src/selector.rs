@@ -40,7 +40,10 @@ pub enum SelectorError {
 /// assert!(kcache_store::parse_label_selector("app in web").is_err());
 /// ```
 pub fn parse_label_selector(selector: &str) -> Result<Selector, SelectorError> {
-    let mut parser = Parser { src: selector, pos: 0 };
+    let mut parser = Parser {
+        src: selector,
+        pos: 0,
+    };
     let mut exprs = Vec::new();
     parser.skip_ws();
     if parser.at_end() {
@@ -81,7 +84,11 @@ impl Parser<'_> {
     }
 
     fn error(&self, reason: impl Into<String>) -> SelectorError {
-        SelectorError::Syntax { selector: self.src.to_owned(), position: self.pos, reason: reason.into() }
+        SelectorError::Syntax {
+            selector: self.src.to_owned(),
+            position: self.pos,
+            reason: reason.into(),
+        }
     }
 
     fn eat(&mut self, token: &str) -> bool {
@@ -95,14 +102,21 @@ impl Parser<'_> {
     }
 
     fn expect(&mut self, token: &str) -> Result<(), SelectorError> {
-        if self.eat(token) { Ok(()) } else { Err(self.error(format!("expected {token:?}"))) }
+        if self.eat(token) {
+            Ok(())
+        } else {
+            Err(self.error(format!("expected {token:?}")))
+        }
     }
 
     /// A run of label characters, possibly empty.
     fn word(&mut self) -> &str {
         self.skip_ws();
         let start = self.pos;
-        let len = self.rest().find(|c: char| !is_word_char(c)).unwrap_or(self.rest().len());
+        let len = self
+            .rest()
+            .find(|c: char| !is_word_char(c))
+            .unwrap_or(self.rest().len());
         self.pos += len;
         &self.src[start..self.pos]
     }
@@ -111,7 +125,10 @@ impl Parser<'_> {
     fn eat_keyword(&mut self, keyword: &str) -> bool {
         self.skip_ws();
         let rest = self.rest();
-        let follows_ok = rest[keyword.len().min(rest.len())..].chars().next().is_none_or(|c| !is_word_char(c));
+        let follows_ok = rest[keyword.len().min(rest.len())..]
+            .chars()
+            .next()
+            .is_none_or(|c| !is_word_char(c));
         if rest.starts_with(keyword) && follows_ok {
             self.pos += keyword.len();
             true
@@ -136,7 +153,10 @@ impl Parser<'_> {
     }
 
     fn invalid(&self, reason: String) -> SelectorError {
-        SelectorError::Invalid { selector: self.src.to_owned(), reason }
+        SelectorError::Invalid {
+            selector: self.src.to_owned(),
+            reason,
+        }
     }
 
     fn value_set(&mut self) -> Result<BTreeSet<String>, SelectorError> {
@@ -183,9 +203,17 @@ fn validate_name(part: &str, what: &str) -> Result<(), String> {
     if part.len() > 63 {
         return Err(format!("{what} {part:?} is longer than 63 characters"));
     }
-    let ok_ends = part.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
-        && part.chars().last().is_some_and(|c| c.is_ascii_alphanumeric());
-    let ok_chars = part.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    let ok_ends = part
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphanumeric())
+        && part
+            .chars()
+            .last()
+            .is_some_and(|c| c.is_ascii_alphanumeric());
+    let ok_chars = part
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
     if ok_ends && ok_chars {
         Ok(())
     } else {
@@ -203,12 +231,16 @@ fn validate_key(key: &str) -> Result<(), String> {
                 && prefix.len() <= 253
                 && prefix.split('.').all(|label| {
                     !label.is_empty()
-                        && label.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+                        && label
+                            .chars()
+                            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
                         && !label.starts_with('-')
                         && !label.ends_with('-')
                 });
             if !prefix_ok {
-                return Err(format!("prefix part of key {key:?} must be a DNS-1123 subdomain"));
+                return Err(format!(
+                    "prefix part of key {key:?} must be a DNS-1123 subdomain"
+                ));
             }
             name
         }
@@ -219,5 +251,9 @@ fn validate_key(key: &str) -> Result<(), String> {
 
 /// Checks a label value: empty, or a name of at most 63 characters.
 fn validate_value(value: &str) -> Result<(), String> {
-    if value.is_empty() { Ok(()) } else { validate_name(value, "value") }
+    if value.is_empty() {
+        Ok(())
+    } else {
+        validate_name(value, "value")
+    }
 }

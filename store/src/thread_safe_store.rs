@@ -44,7 +44,10 @@ impl<K> fmt::Debug for ThreadSafeStore<K> {
         let inner = self.inner.read();
         f.debug_struct("ThreadSafeStore")
             .field("items", &inner.items.len())
-            .field("indexes", &inner.indexes.iter().map(|i| &i.name).collect::<Vec<_>>())
+            .field(
+                "indexes",
+                &inner.indexes.iter().map(|i| &i.name).collect::<Vec<_>>(),
+            )
             .finish()
     }
 }
@@ -56,7 +59,11 @@ impl<K> Default for ThreadSafeStore<K> {
 }
 
 fn index_error(key: &str, index: &str, source: crate::error::BoxError) -> StoreError {
-    StoreError::IndexFunc { key: key.to_owned(), index: index.to_owned(), source }
+    StoreError::IndexFunc {
+        key: key.to_owned(),
+        index: index.to_owned(),
+        source,
+    }
 }
 
 impl<K> Inner<K> {
@@ -111,7 +118,10 @@ impl<K> Inner<K> {
                     remove_from_index(&mut named.index, &key, old);
                 }
             }
-            Err(_) => self.indexes.iter_mut().for_each(|n| remove_everywhere(&mut n.index, &key)),
+            Err(_) => self
+                .indexes
+                .iter_mut()
+                .for_each(|n| remove_everywhere(&mut n.index, &key)),
         }
         Some(old)
     }
@@ -160,9 +170,18 @@ impl<K> ThreadSafeStore<K> {
     pub fn new(indexers: Indexers<K>) -> Self {
         let indexes = indexers
             .into_iter()
-            .map(|(name, func)| NamedIndex { name, func, index: Index::default() })
+            .map(|(name, func)| NamedIndex {
+                name,
+                func,
+                index: Index::default(),
+            })
             .collect();
-        Self { inner: RwLock::new(Inner { items: AHashMap::default(), indexes }) }
+        Self {
+            inner: RwLock::new(Inner {
+                items: AHashMap::default(),
+                indexes,
+            }),
+        }
     }
 
     /// Stores `obj` under `key` (add and update are the same operation).
@@ -231,13 +250,22 @@ impl<K> ThreadSafeStore<K> {
 
     /// Replaces every object with `items` (later duplicates of a key win) and rebuilds every index.
     /// Nothing changes if an index function fails.
-    pub fn replace(&self, items: impl IntoIterator<Item = (String, Arc<K>)>) -> Result<(), StoreError> {
-        let items: AHashMap<ObjectKey, Arc<K>> =
-            items.into_iter().map(|(k, v)| (ObjectKey::from(k), v)).collect();
+    pub fn replace(
+        &self,
+        items: impl IntoIterator<Item = (String, Arc<K>)>,
+    ) -> Result<(), StoreError> {
+        let items: AHashMap<ObjectKey, Arc<K>> = items
+            .into_iter()
+            .map(|(k, v)| (ObjectKey::from(k), v))
+            .collect();
         // Build the new indexes outside the write lock: readers go on meanwhile.
         let funcs: Vec<(String, IndexFunc<K>)> = {
             let inner = self.inner.read();
-            inner.indexes.iter().map(|i| (i.name.clone(), Arc::clone(&i.func))).collect()
+            inner
+                .indexes
+                .iter()
+                .map(|i| (i.name.clone(), Arc::clone(&i.func)))
+                .collect()
         };
         let mut indexes = Vec::with_capacity(funcs.len());
         for (name, func) in funcs {
@@ -249,7 +277,11 @@ impl<K> ThreadSafeStore<K> {
         for named in &inner.indexes {
             if !indexes.iter().any(|i| i.name == named.name) {
                 let index = build_index(&items, &named.name, &named.func)?;
-                indexes.push(NamedIndex { name: named.name.clone(), func: Arc::clone(&named.func), index });
+                indexes.push(NamedIndex {
+                    name: named.name.clone(),
+                    func: Arc::clone(&named.func),
+                    index,
+                });
             }
         }
         *inner = Inner { items, indexes };
@@ -262,7 +294,12 @@ impl<K> ThreadSafeStore<K> {
         let named = inner.find(name)?;
         let values = (named.func)(obj).map_err(|e| index_error("", name, e))?;
         let keys: Vec<&ObjectKey> = match values.as_slice() {
-            [single] => named.index.get(single.as_str()).into_iter().flatten().collect(),
+            [single] => named
+                .index
+                .get(single.as_str())
+                .into_iter()
+                .flatten()
+                .collect(),
             many => {
                 let mut seen = AHashSet::new();
                 many.iter()
@@ -272,14 +309,23 @@ impl<K> ThreadSafeStore<K> {
                     .collect()
             }
         };
-        Ok(keys.into_iter().filter_map(|k| inner.items.get(k).cloned()).collect())
+        Ok(keys
+            .into_iter()
+            .filter_map(|k| inner.items.get(k).cloned())
+            .collect())
     }
 
     /// The keys of the objects with `value` in the index `name`, sorted.
     pub fn index_keys(&self, name: &str, value: &str) -> Result<Vec<ObjectKey>, StoreError> {
         let inner = self.inner.read();
-        let mut keys: Vec<ObjectKey> =
-            inner.find(name)?.index.get(value).into_iter().flatten().cloned().collect();
+        let mut keys: Vec<ObjectKey> = inner
+            .find(name)?
+            .index
+            .get(value)
+            .into_iter()
+            .flatten()
+            .cloned()
+            .collect();
         keys.sort_unstable();
         Ok(keys)
     }
@@ -288,19 +334,30 @@ impl<K> ThreadSafeStore<K> {
     pub fn by_index(&self, name: &str, value: &str) -> Result<Vec<Arc<K>>, StoreError> {
         let inner = self.inner.read();
         let set = inner.find(name)?.index.get(value);
-        Ok(set.into_iter().flatten().filter_map(|k| inner.items.get(k).cloned()).collect())
+        Ok(set
+            .into_iter()
+            .flatten()
+            .filter_map(|k| inner.items.get(k).cloned())
+            .collect())
     }
 
     /// The distinct values present in the index `name` (empty for an unknown index).
     pub fn list_index_func_values(&self, name: &str) -> Vec<String> {
         let inner = self.inner.read();
-        inner.find(name).map(|n| n.index.keys().cloned().collect()).unwrap_or_default()
+        inner
+            .find(name)
+            .map(|n| n.index.keys().cloned().collect())
+            .unwrap_or_default()
     }
 
     /// The index functions by name.
     pub fn get_indexers(&self) -> Indexers<K> {
         let inner = self.inner.read();
-        inner.indexes.iter().map(|i| (i.name.clone(), Arc::clone(&i.func))).collect()
+        inner
+            .indexes
+            .iter()
+            .map(|i| (i.name.clone(), Arc::clone(&i.func)))
+            .collect()
     }
 
     /// Adds index functions, indexing the objects already stored for the new indexes only.

@@ -44,7 +44,12 @@ fn concurrent_readers_and_writers_keep_indexes_consistent() {
     let expected = (0..2_000).filter(|i| i % 3 != 0).count();
     assert_eq!(indexer.len(), expected);
     let indexed: usize = (0..10)
-        .map(|n| indexer.index_keys(NAMESPACE_INDEX, &format!("ns-{n}")).unwrap().len())
+        .map(|n| {
+            indexer
+                .index_keys(NAMESPACE_INDEX, &format!("ns-{n}"))
+                .unwrap()
+                .len()
+        })
         .sum();
     assert_eq!(indexed, expected);
 }

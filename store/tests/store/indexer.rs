@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use k8s_openapi::api::core::v1::Pod;
 use kcache_store::{
-    IndexFunc, IndexValues, Indexer, Indexers, NAMESPACE_INDEX, Store, StoreError, label_index_func,
-    namespace_index_func, owner_uid_index_func,
+    IndexFunc, IndexValues, Indexer, Indexers, NAMESPACE_INDEX, Store, StoreError,
+    label_index_func, namespace_index_func, owner_uid_index_func,
 };
 use kube_core::ObjectMeta;
 use smallvec::SmallVec;
@@ -18,12 +18,19 @@ use crate::pod;
 fn users_index() -> IndexFunc<Pod> {
     Arc::new(|p: &Pod| {
         let users = p.metadata.labels.as_ref().and_then(|l| l.get("users"));
-        Ok(users.map(|u| u.split(',').map(str::to_owned).collect()).unwrap_or_default())
+        Ok(users
+            .map(|u| u.split(',').map(str::to_owned).collect())
+            .unwrap_or_default())
     })
 }
 
 fn keys(indexer: &Indexer<Pod>, index: &str, value: &str) -> Vec<String> {
-    indexer.index_keys(index, value).unwrap().iter().map(|k| k.to_string()).collect()
+    indexer
+        .index_keys(index, value)
+        .unwrap()
+        .iter()
+        .map(|k| k.to_string())
+        .collect()
 }
 
 fn with_users_index() -> Indexer<Pod> {
@@ -34,11 +41,32 @@ fn with_users_index() -> Indexer<Pod> {
 fn add_get_update_delete() {
     let s = Indexer::<Pod>::default();
     s.add(pod("ns", "a", "1", &[])).unwrap();
-    assert_eq!(s.get_by_key("ns/a").unwrap().metadata.resource_version.as_deref(), Some("1"));
+    assert_eq!(
+        s.get_by_key("ns/a")
+            .unwrap()
+            .metadata
+            .resource_version
+            .as_deref(),
+        Some("1")
+    );
     s.update(pod("ns", "a", "2", &[])).unwrap();
-    assert_eq!(s.get(&pod("ns", "a", "", &[])).unwrap().unwrap().metadata.resource_version.as_deref(), Some("2"));
+    assert_eq!(
+        s.get(&pod("ns", "a", "", &[]))
+            .unwrap()
+            .unwrap()
+            .metadata
+            .resource_version
+            .as_deref(),
+        Some("2")
+    );
     assert_eq!(s.list().len(), 1);
-    assert_eq!(s.list_keys().iter().map(|k| k.to_string()).collect::<Vec<_>>(), ["ns/a"]);
+    assert_eq!(
+        s.list_keys()
+            .iter()
+            .map(|k| k.to_string())
+            .collect::<Vec<_>>(),
+        ["ns/a"]
+    );
     s.delete(pod("ns", "a", "3", &[])).unwrap();
     assert!(s.get_by_key("ns/a").is_none());
     assert!(s.is_empty());
@@ -50,14 +78,20 @@ fn reads_share_the_stored_arc() {
     let p = pod("ns", "a", "1", &[]);
     s.add(Arc::clone(&p)).unwrap();
     assert!(Arc::ptr_eq(&p, &s.get_by_key("ns/a").unwrap()));
-    assert!(Arc::ptr_eq(&p, &s.by_index(NAMESPACE_INDEX, "ns").unwrap()[0]));
+    assert!(Arc::ptr_eq(
+        &p,
+        &s.by_index(NAMESPACE_INDEX, "ns").unwrap()[0]
+    ));
     assert!(Arc::ptr_eq(&p, &s.list()[0]));
 }
 
 #[test]
 fn key_errors_are_wrapped() {
     let s = Indexer::<Pod>::default();
-    let nameless = Arc::new(Pod { metadata: ObjectMeta::default(), ..Default::default() });
+    let nameless = Arc::new(Pod {
+        metadata: ObjectMeta::default(),
+        ..Default::default()
+    });
     assert!(matches!(s.add(nameless), Err(StoreError::Key(_))));
 }
 
@@ -65,8 +99,14 @@ fn key_errors_are_wrapped() {
 fn replace_swaps_items_and_rebuilds_indexes() {
     let s = with_users_index();
     s.add(pod("ns", "old", "1", &[("users", "ernie")])).unwrap();
-    s.replace(vec![pod("ns", "a", "5", &[("users", "bert")]), pod("ns", "b", "6", &[("users", "bert,elmo")])], "10")
-        .unwrap();
+    s.replace(
+        vec![
+            pod("ns", "a", "5", &[("users", "bert")]),
+            pod("ns", "b", "6", &[("users", "bert,elmo")]),
+        ],
+        "10",
+    )
+    .unwrap();
     assert!(s.get_by_key("ns/old").is_none());
     assert!(keys(&s, "users", "ernie").is_empty());
     assert_eq!(keys(&s, "users", "bert"), ["ns/a", "ns/b"]);
@@ -77,13 +117,18 @@ fn replace_swaps_items_and_rebuilds_indexes() {
 #[test]
 fn empty_index_sets_removed_non_empty_kept() {
     let s = with_users_index();
-    s.add(pod("ns", "a", "1", &[("users", "ernie,bert")])).unwrap();
+    s.add(pod("ns", "a", "1", &[("users", "ernie,bert")]))
+        .unwrap();
     s.add(pod("ns", "b", "1", &[("users", "bert")])).unwrap();
     s.update(pod("ns", "a", "2", &[("users", "elmo")])).unwrap();
     let mut values = s.list_index_func_values("users");
     values.sort();
     assert_eq!(values, ["bert", "elmo"], "ernie's empty set is gone");
-    assert_eq!(keys(&s, "users", "bert"), ["ns/b"], "bert keeps its other key");
+    assert_eq!(
+        keys(&s, "users", "bert"),
+        ["ns/b"],
+        "bert keeps its other key"
+    );
     s.delete(pod("ns", "b", "3", &[("users", "bert")])).unwrap();
     assert_eq!(s.list_index_func_values("users"), ["elmo"]);
 }
@@ -91,15 +136,19 @@ fn empty_index_sets_removed_non_empty_kept() {
 #[test]
 fn multi_value_index_functions_exact_through_updates() {
     let s = with_users_index();
-    s.add(pod("ns", "one", "1", &[("users", "ernie,bert")])).unwrap();
-    s.add(pod("ns", "two", "1", &[("users", "bert,oscar")])).unwrap();
-    s.add(pod("ns", "tre", "1", &[("users", "ernie,elmo")])).unwrap();
+    s.add(pod("ns", "one", "1", &[("users", "ernie,bert")]))
+        .unwrap();
+    s.add(pod("ns", "two", "1", &[("users", "bert,oscar")]))
+        .unwrap();
+    s.add(pod("ns", "tre", "1", &[("users", "ernie,elmo")]))
+        .unwrap();
     assert_eq!(keys(&s, "users", "ernie"), ["ns/one", "ns/tre"]);
     assert_eq!(keys(&s, "users", "bert"), ["ns/one", "ns/two"]);
     assert_eq!(keys(&s, "users", "elmo"), ["ns/tre"]);
     assert_eq!(keys(&s, "users", "oscar"), ["ns/two"]);
 
-    s.update(pod("ns", "one", "2", &[("users", "oscar,elmo")])).unwrap();
+    s.update(pod("ns", "one", "2", &[("users", "oscar,elmo")]))
+        .unwrap();
     assert_eq!(keys(&s, "users", "ernie"), ["ns/tre"]);
     assert_eq!(keys(&s, "users", "bert"), ["ns/two"]);
     assert_eq!(keys(&s, "users", "elmo"), ["ns/one", "ns/tre"]);
@@ -107,8 +156,12 @@ fn multi_value_index_functions_exact_through_updates() {
 
     // `index` returns each object once even when it shares several values with the query.
     let query = pod("x", "q", "", &[("users", "oscar,elmo")]);
-    let mut names: Vec<_> =
-        s.index("users", &query).unwrap().iter().map(|p| p.metadata.name.clone().unwrap()).collect();
+    let mut names: Vec<_> = s
+        .index("users", &query)
+        .unwrap()
+        .iter()
+        .map(|p| p.metadata.name.clone().unwrap())
+        .collect();
     names.sort();
     assert_eq!(names, ["one", "tre", "two"]);
 }
@@ -122,7 +175,10 @@ fn unchanged_single_value_costs_no_index_work() {
         counted.fetch_add(1, Ordering::Relaxed);
         ns(p)
     });
-    let s = Indexer::new(Indexers::from_iter([(NAMESPACE_INDEX.to_owned(), counting)]));
+    let s = Indexer::new(Indexers::from_iter([(
+        NAMESPACE_INDEX.to_owned(),
+        counting,
+    )]));
     s.add(pod("ns", "a", "1", &[])).unwrap();
     s.update(pod("ns", "a", "2", &[])).unwrap();
     // The index function ran for the new and the old object; the index still has one entry.
@@ -147,7 +203,11 @@ fn rv_follows_last_write() {
     s.update_resource_version("13");
     assert_eq!(s.last_store_sync_resource_version(), "13");
     s.delete_by_key("ns/b");
-    assert_eq!(s.last_store_sync_resource_version(), "13", "delete by key does not move the RV");
+    assert_eq!(
+        s.last_store_sync_resource_version(),
+        "13",
+        "delete by key does not move the RV"
+    );
 }
 
 #[test]
@@ -162,8 +222,14 @@ fn missing_value_gives_empty_result() {
 fn unknown_index_name_is_an_error() {
     let s = Indexer::<Pod>::default();
     assert!(matches!(s.by_index("nope", "x"), Err(StoreError::UnknownIndex(n)) if n == "nope"));
-    assert!(matches!(s.index_keys("nope", "x"), Err(StoreError::UnknownIndex(_))));
-    assert!(matches!(s.index("nope", &pod("a", "b", "", &[])), Err(StoreError::UnknownIndex(_))));
+    assert!(matches!(
+        s.index_keys("nope", "x"),
+        Err(StoreError::UnknownIndex(_))
+    ));
+    assert!(matches!(
+        s.index("nope", &pod("a", "b", "", &[])),
+        Err(StoreError::UnknownIndex(_))
+    ));
     assert!(s.list_index_func_values("nope").is_empty());
 }
 
@@ -173,7 +239,10 @@ fn index_keys_are_sorted() {
     for name in ["zeta", "alpha", "mid", "beta"] {
         s.add(pod("ns", name, "1", &[])).unwrap();
     }
-    assert_eq!(keys(&s, NAMESPACE_INDEX, "ns"), ["ns/alpha", "ns/beta", "ns/mid", "ns/zeta"]);
+    assert_eq!(
+        keys(&s, NAMESPACE_INDEX, "ns"),
+        ["ns/alpha", "ns/beta", "ns/mid", "ns/zeta"]
+    );
 }
 
 #[test]
@@ -185,7 +254,11 @@ fn index_added_while_running_covers_existing_items() {
     assert_eq!(keys(&s, "app", "web"), ["ns/a"]);
     s.add(pod("ns", "c", "1", &[("app", "web")])).unwrap();
     assert_eq!(keys(&s, "app", "web"), ["ns/a", "ns/c"]);
-    assert_eq!(keys(&s, NAMESPACE_INDEX, "ns"), ["ns/a", "ns/b", "ns/c"], "existing index untouched");
+    assert_eq!(
+        keys(&s, NAMESPACE_INDEX, "ns"),
+        ["ns/a", "ns/b", "ns/c"],
+        "existing index untouched"
+    );
     let mut names: Vec<_> = s.get_indexers().into_keys().collect();
     names.sort();
     assert_eq!(names, ["app", NAMESPACE_INDEX]);
@@ -209,7 +282,11 @@ fn failing_for(name: &'static str) -> IndexFunc<Pod> {
         if p.metadata.name.as_deref() == Some(name) {
             Err("boom".into())
         } else {
-            Ok(IndexValues::from_iter([p.metadata.name.clone().unwrap_or_default()]))
+            Ok(IndexValues::from_iter([p
+                .metadata
+                .name
+                .clone()
+                .unwrap_or_default()]))
         }
     })
 }
@@ -222,11 +299,17 @@ fn failing_index_function_leaves_store_and_indexes_unchanged() {
     ]));
     s.add(pod("ns", "a", "1", &[])).unwrap();
     let err = s.add(pod("ns", "bad", "2", &[])).unwrap_err();
-    assert!(matches!(err, StoreError::IndexFunc { ref index, .. } if index == "fails"), "{err}");
+    assert!(
+        matches!(err, StoreError::IndexFunc { ref index, .. } if index == "fails"),
+        "{err}"
+    );
     assert!(s.get_by_key("ns/bad").is_none());
     assert_eq!(keys(&s, NAMESPACE_INDEX, "ns"), ["ns/a"]);
     assert!(s.replace(vec![pod("ns", "bad", "3", &[])], "3").is_err());
-    assert!(s.get_by_key("ns/a").is_some(), "a failed replace changes nothing");
+    assert!(
+        s.get_by_key("ns/a").is_some(),
+        "a failed replace changes nothing"
+    );
     assert!(s.add_index("fails-too", failing_for("a")).is_err());
     assert_eq!(s.get_indexers().len(), 2);
 }
@@ -244,9 +327,25 @@ fn transformer_runs_on_add_update_replace_not_delete() {
     }));
     s.add(pod("ns", "a", "1", &[])).unwrap();
     s.update(pod("ns", "a", "2", &[])).unwrap();
-    assert_eq!(s.get_by_key("ns/a").unwrap().metadata.annotations.as_ref().unwrap()["transformed"], "yes");
+    assert_eq!(
+        s.get_by_key("ns/a")
+            .unwrap()
+            .metadata
+            .annotations
+            .as_ref()
+            .unwrap()["transformed"],
+        "yes"
+    );
     s.replace(vec![pod("ns", "b", "3", &[])], "3").unwrap();
-    assert_eq!(s.get_by_key("ns/b").unwrap().metadata.annotations.as_ref().unwrap()["transformed"], "yes");
+    assert_eq!(
+        s.get_by_key("ns/b")
+            .unwrap()
+            .metadata
+            .annotations
+            .as_ref()
+            .unwrap()["transformed"],
+        "yes"
+    );
     s.delete(pod("ns", "b", "4", &[])).unwrap();
     assert_eq!(calls.load(Ordering::Relaxed), 3);
 }
@@ -254,7 +353,10 @@ fn transformer_runs_on_add_update_replace_not_delete() {
 #[test]
 fn failing_transformer_stores_nothing() {
     let s = Indexer::<Pod>::default().with_transform(Arc::new(|_| Err("no".into())));
-    assert!(matches!(s.add(pod("ns", "a", "1", &[])), Err(StoreError::Transform(_))));
+    assert!(matches!(
+        s.add(pod("ns", "a", "1", &[])),
+        Err(StoreError::Transform(_))
+    ));
     assert!(s.is_empty());
 }
 

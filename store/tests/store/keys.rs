@@ -13,12 +13,18 @@ use crate::pod;
 
 #[test]
 fn meta_namespace_key_is_namespace_slash_name() {
-    assert_eq!(meta_namespace_key(&*pod("prod", "web", "", &[])).unwrap(), "prod/web");
+    assert_eq!(
+        meta_namespace_key(&*pod("prod", "web", "", &[])).unwrap(),
+        "prod/web"
+    );
 }
 
 #[test]
 fn meta_namespace_key_of_cluster_scoped_object_is_its_name() {
-    assert_eq!(meta_namespace_key(&*pod("", "node-1", "", &[])).unwrap(), "node-1");
+    assert_eq!(
+        meta_namespace_key(&*pod("", "node-1", "", &[])).unwrap(),
+        "node-1"
+    );
 }
 
 #[test]
@@ -39,7 +45,10 @@ fn deletion_handling_key_returns_the_tombstone_key() {
         key: "recorded/key".into(),
         obj: pod("other", "name", "", &[]),
     });
-    assert_eq!(deletion_handling_meta_namespace_key(&tombstone).unwrap(), "recorded/key");
+    assert_eq!(
+        deletion_handling_meta_namespace_key(&tombstone).unwrap(),
+        "recorded/key"
+    );
     let live = MaybeTombstone::Object(pod("ns", "a", "", &[]));
     assert_eq!(deletion_handling_meta_namespace_key(&live).unwrap(), "ns/a");
     assert!(tombstone.is_tombstone() && !live.is_tombstone());
@@ -50,16 +59,25 @@ fn deletion_handling_key_returns_the_tombstone_key() {
 fn split_meta_namespace_key_accepts_one_or_two_parts_only() {
     assert_eq!(split_meta_namespace_key("a").unwrap(), ("", "a"));
     assert_eq!(split_meta_namespace_key("ns/a").unwrap(), ("ns", "a"));
-    assert_eq!(split_meta_namespace_key("a/b/c"), Err(KeyError::InvalidKey("a/b/c".into())));
+    assert_eq!(
+        split_meta_namespace_key("a/b/c"),
+        Err(KeyError::InvalidKey("a/b/c".into()))
+    );
 }
 
 #[test]
 fn index_func_becomes_key_func_only_with_exactly_one_value() {
     let key = index_func_to_key_func(label_index_func::<k8s_openapi::api::core::v1::Pod>("app"));
     assert_eq!(key(&pod("ns", "a", "", &[("app", "web")])).unwrap(), "web");
-    assert_eq!(key(&pod("ns", "a", "", &[])), Err(KeyError::NotExactlyOneValue(0)));
+    assert_eq!(
+        key(&pod("ns", "a", "", &[])),
+        Err(KeyError::NotExactlyOneValue(0))
+    );
     let two = index_func_to_key_func(Arc::new(|_: &k8s_openapi::api::core::v1::Pod| {
         Ok::<IndexValues, kcache_store::BoxError>(smallvec!["a".into(), "b".into()])
     }));
-    assert_eq!(two(&pod("ns", "a", "", &[])), Err(KeyError::NotExactlyOneValue(2)));
+    assert_eq!(
+        two(&pod("ns", "a", "", &[])),
+        Err(KeyError::NotExactlyOneValue(2))
+    );
 }

@@ -20,7 +20,12 @@ pub fn pod(ns: &str, name: &str, rv: &str, labels: &[(&str, &str)]) -> Arc<Pod> 
             namespace: (!ns.is_empty()).then(|| ns.to_owned()),
             name: Some(name.to_owned()),
             resource_version: (!rv.is_empty()).then(|| rv.to_owned()),
-            labels: Some(labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()),
+            labels: Some(
+                labels
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+            ),
             ..Default::default()
         },
         ..Default::default()

@@ -30,13 +30,28 @@ fn op() -> impl Strategy<Value = Op> {
 
 fn make(ns: u8, name: u8, users: &[u8]) -> Arc<Pod> {
     let users: Vec<String> = users.iter().map(|u| format!("u{u}")).collect();
-    pod(&format!("ns{ns}"), &format!("p{name}"), "1", &[("users", &users.join(","))])
+    pod(
+        &format!("ns{ns}"),
+        &format!("p{name}"),
+        "1",
+        &[("users", &users.join(","))],
+    )
 }
 
 fn users_index() -> IndexFunc<Pod> {
     Arc::new(|p: &Pod| {
-        let users = p.metadata.labels.as_ref().and_then(|l| l.get("users")).cloned().unwrap_or_default();
-        Ok(users.split(',').filter(|u| !u.is_empty()).map(str::to_owned).collect())
+        let users = p
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get("users"))
+            .cloned()
+            .unwrap_or_default();
+        Ok(users
+            .split(',')
+            .filter(|u| !u.is_empty())
+            .map(str::to_owned)
+            .collect())
     })
 }
 
@@ -46,7 +61,12 @@ fn actual(indexer: &Indexer<Pod>, name: &str) -> BTreeMap<String, BTreeSet<Strin
         .list_index_func_values(name)
         .into_iter()
         .map(|v| {
-            let keys = indexer.index_keys(name, &v).unwrap().iter().map(|k| k.to_string()).collect();
+            let keys = indexer
+                .index_keys(name, &v)
+                .unwrap()
+                .iter()
+                .map(|k| k.to_string())
+                .collect();
             (v, keys)
         })
         .collect()

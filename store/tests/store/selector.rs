@@ -6,7 +6,10 @@ use kcache_store::{SelectorError, parse_label_selector};
 use kube_core::SelectorExt;
 
 fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
 }
 
 #[test]
@@ -19,9 +22,23 @@ fn empty_selector_selects_everything() {
 #[test]
 fn selector_with_every_operator_matches_exactly() {
     let s = parse_label_selector("a=b, c!=d,e in (x, y),f notin (z),g,!h,i==j").unwrap();
-    let good = labels(&[("a", "b"), ("c", "x"), ("e", "y"), ("f", "q"), ("g", ""), ("i", "j")]);
+    let good = labels(&[
+        ("a", "b"),
+        ("c", "x"),
+        ("e", "y"),
+        ("f", "q"),
+        ("g", ""),
+        ("i", "j"),
+    ]);
     assert!(s.matches(&good));
-    for (k, v) in [("a", "other"), ("c", "d"), ("e", "w"), ("f", "z"), ("h", "1"), ("i", "k")] {
+    for (k, v) in [
+        ("a", "other"),
+        ("c", "d"),
+        ("e", "w"),
+        ("f", "z"),
+        ("h", "1"),
+        ("i", "k"),
+    ] {
         let mut bad = good.clone();
         bad.insert(k.into(), v.into());
         assert!(!s.matches(&bad), "{k}={v} should not match");
@@ -54,7 +71,16 @@ fn empty_values_in_sets_are_allowed() {
 
 #[test]
 fn invalid_keys_and_values_are_rejected() {
-    for bad in ["-a=b", "a=b-", "UPPER.example/x=y", "a=b c", &format!("a={}", "v".repeat(64))] {
-        assert!(parse_label_selector(bad).is_err(), "{bad} should be rejected");
+    for bad in [
+        "-a=b",
+        "a=b-",
+        "UPPER.example/x=y",
+        "a=b c",
+        &format!("a={}", "v".repeat(64)),
+    ] {
+        assert!(
+            parse_label_selector(bad).is_err(),
+            "{bad} should be rejected"
+        );
     }
 }

@@ -15,7 +15,14 @@ fn transaction_applies_every_operation_in_order() {
         Transaction::new(TransactionType::Deleted, pod("ns", "gone", "4", &[])),
     ])
     .unwrap();
-    assert_eq!(s.get_by_key("ns/a").unwrap().metadata.resource_version.as_deref(), Some("3"));
+    assert_eq!(
+        s.get_by_key("ns/a")
+            .unwrap()
+            .metadata
+            .resource_version
+            .as_deref(),
+        Some("3")
+    );
     assert!(s.get_by_key("ns/gone").is_none());
     assert_eq!(s.last_store_sync_resource_version(), "4");
 }
@@ -32,7 +39,9 @@ fn transaction_error_lists_the_successful_entries() {
             Transaction::new(TransactionType::Added, pod("ns", "b", "2", &[])),
         ])
         .unwrap_err();
-    let StoreError::Transaction(t) = err else { panic!("expected a transaction error, got {err}") };
+    let StoreError::Transaction(t) = err else {
+        panic!("expected a transaction error, got {err}")
+    };
     assert_eq!(t.successful, [0, 2]);
     assert_eq!(t.errors.len(), 1);
     assert_eq!(t.errors[0].0, 1);
