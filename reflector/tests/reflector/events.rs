@@ -172,3 +172,57 @@ async fn last_sync_resource_version_readable_while_running() {
     assert_eq!(store.len(), 3);
     running.stop().await;
 }
+
+#[derive(Debug, Default)]
+struct CountingMetrics {
+    lines: parking_lot::Mutex<Vec<String>>,
+}
+
+impl kcache_reflector::ReflectorMetrics for CountingMetrics {
+    fn list_completed(&self, name: &str, _duration: Duration, items: usize) {
+        self.lines.lock().push(format!("{name} list {items}"));
+    }
+    fn watch_started(&self, name: &str) {
+        self.lines.lock().push(format!("{name} watch"));
+    }
+    fn event_received(&self, name: &str) {
+        self.lines.lock().push(format!("{name} event"));
+    }
+    fn event_skipped(&self, name: &str, reason: &str) {
+        self.lines.lock().push(format!("{name} skipped {reason}"));
+    }
+    fn last_resource_version(&self, name: &str, rv: &str) {
+        self.lines.lock().push(format!("{name} rv {rv}"));
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn metrics_hooks_see_lists_watches_events_and_skips() {
+    let source = Arc::new(FakeControllerSource::new());
+    source.add(pod("a", ""));
+    let metrics = Arc::new(CountingMetrics::default());
+    let store = Arc::new(RecordingStore::default());
+    let reflector = Arc::new(
+        Reflector::builder(Arc::clone(&source), Arc::clone(&store))
+            .name("pods")
+            .metrics(Arc::clone(&metrics) as _)
+            .build(),
+    );
+    let running = run(&reflector);
+    source.wait_for_calls(2).await;
+    source.send_event(|| WatchEvent::Added(Arc::new(k8s_openapi::api::core::v1::Pod::default())));
+    source.add(pod("b", ""));
+    store.wait_for("rv 2").await;
+    running.stop().await;
+    assert_eq!(
+        *metrics.lines.lock(),
+        [
+            "pods rv 1",
+            "pods list 1",
+            "pods watch",
+            "pods skipped no metadata",
+            "pods rv 2",
+            "pods event"
+        ]
+    );
+}
