@@ -497,7 +497,41 @@ pub(crate) async fn delete(ctx: &RequestCtx<'_>, name: &str) -> Result<Response,
         .delete(key, pre)
         .await
         .map_err(|e| storage_status(ctx.def, name, e))?;
+    if ctx.def.api.kind == "Namespace" && ctx.def.api.group.is_empty() {
+        delete_namespace_content(ctx.shared, name).await?;
+    }
     Ok(ctx.object_response(200, &deleted))
+}
+
+/// Deletes every namespaced object in `namespace` (after the namespace itself: the server has
+/// no Terminating phase, and finalizers of the content are not waited for).
+async fn delete_namespace_content(shared: &Shared, namespace: &str) -> Result<(), ApiError> {
+    for def in shared.resources.iter().filter(|d| d.namespaced) {
+        let prefix = format!("{}{namespace}/", def.key_prefix());
+        let page = shared
+            .storage
+            .list(ListRequest {
+                prefix,
+                ..ListRequest::default()
+            })
+            .await
+            .map_err(|e| storage_status(def, "", e))?;
+        for obj in page.items {
+            let name = obj.meta().name.clone().unwrap_or_default();
+            match shared
+                .storage
+                .delete(
+                    def.storage_key(Some(namespace), &name),
+                    Preconditions::default(),
+                )
+                .await
+            {
+                Ok(_) | Err(StorageError::NotFound(_)) => {}
+                Err(e) => return Err(storage_status(def, &name, e)),
+            }
+        }
+    }
+    Ok(())
 }
 
 /// DELETE of a collection: deletes every object passing the selectors; answers the list of

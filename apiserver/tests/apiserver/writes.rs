@@ -403,3 +403,29 @@ async fn eight_writers_with_500_optimistic_updates_each_lose_no_update() {
     let final_cm = api.get("counter").await.unwrap();
     assert_eq!(final_cm.data.unwrap()["v"], "4000");
 }
+
+#[tokio::test]
+async fn deleting_a_namespace_deletes_its_content() {
+    let s = start().await;
+    let c = client(&s);
+    post(
+        &c,
+        "/api/v1/namespaces",
+        &json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}}),
+    )
+    .await;
+    post(
+        &c,
+        "/api/v1/namespaces/team/configmaps",
+        &configmap("a", "1"),
+    )
+    .await;
+    post(&c, CMS, &configmap("kept", "1")).await;
+    let (code, ns) = request(&c, "DELETE", "/api/v1/namespaces/team", None).await;
+    assert_eq!(
+        (code, ns["status"]["phase"].as_str()),
+        (200, Some("Active"))
+    );
+    assert_eq!(get(&c, "/api/v1/namespaces/team/configmaps/a").await.0, 404);
+    assert_eq!(get(&c, &format!("{CMS}/kept")).await.0, 200);
+}
