@@ -2,8 +2,9 @@
 //! watch cache, and paginated from storage), one event fanned out to many watchers, and a
 //! streaming watch-list.
 //!
-//! `cargo bench -p kcache-apiserver` runs 10k pods; `KCACHE_BENCH_LARGE=1` runs 100k (about
-//! 8 GB of memory: each ≈8 KB fixture pod is held parsed plus its shared encoding).
+//! `cargo bench -p kcache-apiserver` runs 10k pods; `KCACHE_BENCH_LARGE=1` runs 100k (more
+//! than 8 GB of memory: each ≈8 KB fixture pod is held as a parsed JSON tree plus its shared
+//! encoding).
 
 // criterion_group! generates undocumented public items; a bench binary has no public API.
 #![allow(missing_docs)]
