@@ -167,9 +167,7 @@ pub(crate) fn key_of_deltas<K>(
 ) -> Result<String, StoreError> {
     match deltas.newest().and_then(Delta::object) {
         Some(obj) => key_of_payload(key_func, obj),
-        None => {
-            Err(KeyError::InvalidKey("deltas without a per-object delta have no key".into()).into())
-        }
+        None => Err(KeyError::NoObject.into()),
     }
 }
 

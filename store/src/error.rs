@@ -18,6 +18,10 @@ pub enum KeyError {
     /// An index function used as a key function did not yield exactly one value.
     #[error("index function used as key function returned {0} values, expected exactly one")]
     NotExactlyOneValue(usize),
+    /// There is no object to compute a key from (for example, queued deltas holding only
+    /// whole-list deltas).
+    #[error("no object to compute a key from")]
+    NoObject,
     /// An index function used as a key function failed.
     #[error("index function used as key function failed: {0}")]
     IndexFunc(String),
