@@ -3,7 +3,7 @@
 //!
 //! - [`Store`] is what a reflector writes into (add, update, delete, replace, bookmark,
 //!   transaction) and what queues implement to receive the same calls.
-//! - [`Indexer`] is the store an informer keeps: objects by `namespace/name` as [`Arc`]s, with
+//! - [`Indexer`] is the store an informer keeps: objects by `namespace/name` as [`Arc`](std::sync::Arc)s, with
 //!   indexes ([`IndexFunc`]) maintained incrementally under one read-write lock, an optional
 //!   transformer and resource-version tracking. [`ThreadSafeStore`] is its keyed core.
 //! - Key functions ([`meta_namespace_key`], [`split_meta_namespace_key`],
