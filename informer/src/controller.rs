@@ -207,7 +207,10 @@ impl<K: Resource + Send + Sync + 'static> Controller<K> {
                 biased;
                 () = shutdown.cancelled() => return,
                 popped = self.queue.pop(|deltas, initial| {
-                    (self.process)(deltas, initial).map_err(|e| {
+                    // A panic in user code (an index function) fails this batch, not the loop.
+                    let outcome = catch_unwind(AssertUnwindSafe(|| (self.process)(deltas, initial)))
+                        .unwrap_or_else(|payload| Err(panic_error(&*payload)));
+                    outcome.map_err(|e| {
                         if retry { ProcessError::Requeue(e) } else { ProcessError::Fail(e) }
                     })
                 }) => popped,
@@ -359,15 +362,23 @@ pub(crate) struct CatchPanics<H> {
     pub(crate) handler: H,
 }
 
-pub(crate) fn log_panic(name: &str, payload: &(dyn std::any::Any + Send)) {
-    let message = payload
+/// A panic turned into an error.
+pub(crate) fn panic_error(payload: &(dyn std::any::Any + Send)) -> BoxError {
+    format!("panicked: {}", panic_message(payload)).into()
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {
+    payload
         .downcast_ref::<&str>()
         .copied()
         .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("non-string panic payload");
+        .unwrap_or("non-string panic payload")
+}
+
+pub(crate) fn log_panic(name: &str, payload: &(dyn std::any::Any + Send)) {
     tracing::error!(
         informer = name,
-        panic = message,
+        panic = panic_message(payload),
         "event handler panicked; the handler keeps receiving notifications"
     );
 }

@@ -3,6 +3,7 @@
 
 use std::any::Any;
 use std::fmt;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 
@@ -18,7 +19,9 @@ use kube_core::Resource;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use crate::controller::{Controller, ControllerConfig, ProcessFunc, process_deltas, type_name};
+use crate::controller::{
+    Controller, ControllerConfig, ProcessFunc, panic_error, process_deltas, type_name,
+};
 use crate::error::InformerError;
 use crate::handler::{InformerEvent, ResourceEventHandler};
 use crate::processor::{
@@ -635,7 +638,23 @@ fn start<K: Resource + Send + Sync + 'static>(
         let distributor = Distributor {
             processor: &inner.processor,
         };
-        process_deltas(&distributor, &inner.indexer, deltas, initial).map_err(BoxError::from)
+        // One delta at a time: a failing or panicking index function (user code) skips that
+        // object only, not the other keys of the batch.
+        let mut first_error = None;
+        for delta in deltas {
+            let one = std::slice::from_ref(delta);
+            let result = catch_unwind(AssertUnwindSafe(|| {
+                process_deltas(&distributor, &inner.indexer, one, initial)
+            }));
+            let error: BoxError = match result {
+                Ok(Ok(())) => continue,
+                Ok(Err(err)) => err.into(),
+                Err(payload) => panic_error(&*payload),
+            };
+            tracing::error!(informer = %inner.name, error = %error, "a delta could not be applied; skipped");
+            first_error.get_or_insert(error);
+        }
+        first_error.map_or(Ok(()), Err)
     });
     let mut config = ControllerConfig::new(queue, Arc::clone(&inner.lister_watcher), process);
     config.name = inner.name.to_string();

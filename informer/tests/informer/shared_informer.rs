@@ -471,3 +471,37 @@ async fn watch_list_mode_syncs_from_one_watch_and_follows() {
     );
     running.stop().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn panicking_index_function_fails_the_batch_not_the_informer() {
+    let source = source_with(1);
+    let informer = SharedIndexInformer::builder(Arc::clone(&source))
+        .index(
+            "boom",
+            Arc::new(|pod: &Pod| {
+                if pod
+                    .metadata
+                    .labels
+                    .as_ref()
+                    .is_some_and(|l| l.contains_key("boom"))
+                {
+                    panic!("index function bug");
+                }
+                Ok(Default::default())
+            }),
+        )
+        .build();
+    let mut events = informer.event_stream().unwrap();
+    let running = Running::start(Arc::clone(&source), informer.clone());
+    running.wait_synced().await;
+    take_n(&mut events, 1).await;
+    let mut bad = pod(1);
+    bad.metadata.labels = Some([("boom".to_string(), "yes".to_string())].into());
+    source.add(bad);
+    source.add(pod(2));
+    assert_eq!(
+        take_n(&mut events, 1).await,
+        vec![format!("add {} false", key(2))]
+    );
+    running.stop().await;
+}
