@@ -69,7 +69,6 @@
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod api;
 mod controller;
 mod error;
 mod handler;
@@ -80,9 +79,6 @@ mod shared_informer;
 mod stream;
 mod sync;
 
-pub use api::{
-    ApiListerWatcher, list_page, list_params, list_watch_error, watch_event, watch_params,
-};
 pub use controller::{
     Controller, ControllerConfig, ProcessFunc, new_indexer_informer, new_informer,
     new_transforming_indexer_informer, new_transforming_informer, process_deltas,

@@ -141,13 +141,14 @@ struct Config<K> {
 /// ```no_run
 /// use std::sync::Arc;
 /// use k8s_openapi::api::core::v1::ConfigMap;
-/// use kcache_informer::{ApiListerWatcher, ObjectCache};
+/// use kcache_informer::ObjectCache;
+/// use kcache_reflector::KubeListerWatcher;
 /// use kcache_reflector::ListerWatcher;
 /// use kube_client::{Api, Client};
 ///
 /// # async fn example(client: Client) -> Result<(), Box<dyn std::error::Error>> {
 /// let cache = ObjectCache::new("configmaps", move |ns: &str| {
-///     Arc::new(ApiListerWatcher::new(Api::<ConfigMap>::namespaced(client.clone(), ns)))
+///     Arc::new(KubeListerWatcher::new(Api::<ConfigMap>::namespaced(client.clone(), ns)))
 ///         as Arc<dyn ListerWatcher<ConfigMap>>
 /// })
 /// .immutable_when(|cm: &ConfigMap| cm.immutable == Some(true));

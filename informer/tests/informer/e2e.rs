@@ -9,10 +9,10 @@ use futures::Future;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kcache_apiserver::TestServer;
 use kcache_informer::{
-    ApiListerWatcher, ObjectCache, ObjectCacheError, ResourceEventHandlerFuncs,
-    SharedIndexInformer, wait_for_cache_sync,
+    ObjectCache, ObjectCacheError, ResourceEventHandlerFuncs, SharedIndexInformer,
+    wait_for_cache_sync,
 };
-use kcache_reflector::{ListFuture, ListOptions, ListerWatcher, WatchFuture};
+use kcache_reflector::{KubeListerWatcher, ListFuture, ListOptions, ListerWatcher, WatchFuture};
 use kube_client::Api;
 use kube_client::api::{DeleteParams, PostParams};
 use tokio::sync::{Notify, mpsc};
@@ -98,7 +98,7 @@ fn key(name: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kube_client_changes_reach_every_handler_in_order_per_object() {
     let (server, api) = server().await;
-    let lw = ApiListerWatcher::new(api.clone());
+    let lw = KubeListerWatcher::new(api.clone());
     let s = start_informer(server, lw);
     let (a, mut rx_a) = Recorder::new();
     let (b, mut rx_b) = Recorder::new();
@@ -134,7 +134,7 @@ async fn kube_client_changes_reach_every_handler_in_order_per_object() {
 
 /// A lister-watcher whose watch calls wait while the gate is closed.
 struct Gated {
-    inner: ApiListerWatcher<ConfigMap>,
+    inner: KubeListerWatcher<ConfigMap>,
     closed: AtomicBool,
     opened: Notify,
     waiting: Notify,
@@ -176,7 +176,7 @@ async fn relist_after_compaction_gives_tombstones_and_no_add_for_known_objects()
             .unwrap();
     }
     let gated = Arc::new(Gated {
-        inner: ApiListerWatcher::new(api.clone()),
+        inner: KubeListerWatcher::new(api.clone()),
         closed: AtomicBool::new(false),
         opened: Notify::new(),
         waiting: Notify::new(),
@@ -236,7 +236,7 @@ async fn late_handler_gets_the_replay_then_live_events() {
             .await
             .unwrap();
     }
-    let s = start_informer(server, ApiListerWatcher::new(api.clone()));
+    let s = start_informer(server, KubeListerWatcher::new(api.clone()));
     s.sync().await;
     let (late, mut rx) = Recorder::new();
     let registration = s.informer.add_event_handler(late).unwrap();
@@ -269,7 +269,7 @@ async fn late_handler_gets_the_replay_then_live_events() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn panicking_handler_does_not_stop_the_others() {
     let (server, api) = server().await;
-    let s = start_informer(server, ApiListerWatcher::new(api.clone()));
+    let s = start_informer(server, KubeListerWatcher::new(api.clone()));
     let panics = Arc::new(AtomicUsize::new(0));
     s.informer
         .add_event_handler(ResourceEventHandlerFuncs::<ConfigMap>::new().add_func({
@@ -304,7 +304,7 @@ async fn object_cache_follows_a_config_map_until_immutable() {
         .unwrap();
     let client = server.client().unwrap();
     let cache = ObjectCache::new("configmaps", move |ns: &str| {
-        Arc::new(ApiListerWatcher::new(Api::<ConfigMap>::namespaced(
+        Arc::new(KubeListerWatcher::new(Api::<ConfigMap>::namespaced(
             client.clone(),
             ns,
         ))) as Arc<dyn ListerWatcher<ConfigMap>>
