@@ -22,6 +22,18 @@ use crate::error::FactoryError;
 use crate::options::FactoryOptions;
 use crate::type_key;
 
+/// A resource type known at compile time that the factory can list and watch: typed
+/// k8s-openapi objects and kube-derived custom resources. Implemented for every such type.
+pub trait TypedResource:
+    Resource<DynamicType = ()> + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static
+{
+}
+
+impl<K> TypedResource for K where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static
+{
+}
+
 /// Informers by type key, with whether each was started.
 #[derive(Default)]
 struct State {
@@ -229,16 +241,7 @@ impl SharedInformerFactory {
 
     /// The shared informer of a typed resource (k8s-openapi types, custom resources derived with
     /// kube), created on first use with the built-in namespace index.
-    pub fn informer<K>(&self) -> SharedIndexInformer<K>
-    where
-        K: Resource<DynamicType = ()>
-            + Clone
-            + DeserializeOwned
-            + fmt::Debug
-            + Send
-            + Sync
-            + 'static,
-    {
+    pub fn informer<K: TypedResource>(&self) -> SharedIndexInformer<K> {
         let key = type_key::typed::<K>();
         self.informer_for(key.clone(), |options| {
             let lister_watcher = KubeListerWatcher::new(self.typed_api::<K>());
@@ -267,16 +270,7 @@ impl SharedInformerFactory {
 
     /// The shared metadata-only informer of `K`: objects carry only their type and metadata,
     /// which keeps large resources (Secrets, ConfigMaps) cheap to cache.
-    pub fn metadata_informer<K>(&self) -> SharedIndexInformer<PartialObjectMeta<K>>
-    where
-        K: Resource<DynamicType = ()>
-            + Clone
-            + DeserializeOwned
-            + fmt::Debug
-            + Send
-            + Sync
-            + 'static,
-    {
+    pub fn metadata_informer<K: TypedResource>(&self) -> SharedIndexInformer<PartialObjectMeta<K>> {
         let key = type_key::metadata::<K>();
         self.informer_for(key.clone(), |options| {
             let lister_watcher = KubeListerWatcher::metadata(self.typed_api::<K>());
@@ -285,16 +279,7 @@ impl SharedInformerFactory {
     }
 
     /// A lister over the informer of `K` (creating the informer if needed).
-    pub fn lister<K>(&self) -> Lister<K>
-    where
-        K: Resource<DynamicType = ()>
-            + Clone
-            + DeserializeOwned
-            + fmt::Debug
-            + Send
-            + Sync
-            + 'static,
-    {
+    pub fn lister<K: TypedResource>(&self) -> Lister<K> {
         self.informer::<K>().lister()
     }
 

@@ -56,5 +56,5 @@ mod options;
 mod type_key;
 
 pub use error::FactoryError;
-pub use factory::{SharedInformerFactory, SharedInformerFactoryBuilder};
+pub use factory::{SharedInformerFactory, SharedInformerFactoryBuilder, TypedResource};
 pub use kcache_reflector::TweakListOptions;
