@@ -6,7 +6,7 @@
 //! cargo run --release -p kcache-apiserver --example seed_memory -- 100000
 //! ```
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use kcache_apiserver::{Object, TestServer};
 use kcache_store::testing;
@@ -33,22 +33,29 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .unwrap_or(10_000);
     let server = TestServer::start().await?;
     let before = rss_mib();
-    let start = Instant::now();
+    let (mut generated, mut built, mut seeded) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
     let mut encoded = 0usize;
-    let mut last = 0;
     for i in 0..n {
-        let obj = Object::from_value(testing::pod_json(i, 100, 0))?;
+        let start = Instant::now();
+        let value = testing::pod_json(i, 100, 0);
+        let t1 = Instant::now();
+        let obj = Object::from_value(value)?;
+        let t2 = Instant::now();
         let created = server.create(obj).await?;
         encoded += created.raw().len();
-        last = i;
+        generated += t1 - start;
+        built += t2 - t1;
+        seeded += t2.elapsed();
     }
+    let start = Instant::now();
     server.wait_caches_synced().await?;
+    seeded += start.elapsed();
     let after = rss_mib();
     let delta = after - before;
     println!(
-        "pods={n} (last index {last}) seeded in {:.1?}; encoded {:.1} MiB ({:.0} B/pod); \
+        "pods={n}: JSON generated in {generated:.1?}, objects built in {built:.1?}, \
+         stored and cached in {seeded:.1?}; encoded {:.1} MiB ({:.0} B/pod); \
          VmRSS before {before:.0} MiB, after {after:.0} MiB, delta {delta:.0} MiB ({:.0} B/pod)",
-        start.elapsed(),
         encoded as f64 / 1048576.0,
         encoded as f64 / n as f64,
         delta * 1048576.0 / n as f64,

@@ -144,7 +144,7 @@ fn table_row(def: &ResourceDef, obj: &Object) -> Value {
     cells.push(Value::String(age(obj)));
     json!({
         "cells": cells,
-        "object": {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": obj.meta()}
+        "object": {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": obj.full_meta()}
     })
 }
 

@@ -255,8 +255,9 @@ async fn churn(
                 } else {
                     "Running"
                 };
-                next.data_mut()
-                    .insert("status".into(), json!({"phase": phase}));
+                let mut data = next.data();
+                data.insert("status".into(), json!({"phase": phase}));
+                next.set_data(data);
                 Ok(next)
             });
             let _ = server

@@ -1,5 +1,7 @@
 //! [`ResourceDef`]: the resources the server serves, built-in and custom.
 
+use std::sync::Arc;
+
 use kube_core::ApiResource;
 
 /// One served resource: its [`ApiResource`], scope, names for discovery and the field selectors it
@@ -71,12 +73,6 @@ impl ResourceDef {
     }
 
     #[must_use]
-    fn fields(mut self, fields: &[&str]) -> Self {
-        self.fields = fields.iter().map(|s| (*s).to_owned()).collect();
-        self
-    }
-
-    #[must_use]
     fn with_status(mut self) -> Self {
         self.status_subresource = true;
         self
@@ -117,14 +113,14 @@ impl ResourceDef {
     }
 }
 
-/// The built-in resources: namespaces, pods, nodes, services, endpoints, configmaps, secrets,
-/// events, serviceaccounts, deployments, replicasets, statefulsets, daemonsets, jobs, leases.
-pub fn builtin_resources() -> Vec<ResourceDef> {
-    let b = ResourceDef::builtin;
-    let mut pods = b("", "v1", "Pod", "pods", true)
-        .short(&["po"])
-        .with_status()
-        .fields(&[
+/// The field selectors of the built-in resources (besides `metadata.name` and
+/// `metadata.namespace`), by `apiVersion` and `kind`.
+const BUILTIN_FIELDS: &[(&str, &str, &[&str])] = &[
+    ("v1", "Namespace", &["status.phase"]),
+    (
+        "v1",
+        "Pod",
+        &[
             "spec.nodeName",
             "spec.restartPolicy",
             "spec.schedulerName",
@@ -133,39 +129,66 @@ pub fn builtin_resources() -> Vec<ResourceDef> {
             "status.phase",
             "status.podIP",
             "status.nominatedNodeName",
-        ]);
+        ],
+    ),
+    ("v1", "Node", &["spec.unschedulable"]),
+    ("v1", "Secret", &["type"]),
+    (
+        "v1",
+        "Event",
+        &[
+            "involvedObject.kind",
+            "involvedObject.namespace",
+            "involvedObject.name",
+            "involvedObject.uid",
+            "involvedObject.apiVersion",
+            "involvedObject.resourceVersion",
+            "involvedObject.fieldPath",
+            "reason",
+            "reportingComponent",
+            "source",
+            "type",
+        ],
+    ),
+    ("batch/v1", "Job", &["status.successful"]),
+];
+
+fn builtin_fields(api_version: &str, kind: &str) -> &'static [&'static str] {
+    BUILTIN_FIELDS
+        .iter()
+        .find(|(v, k, _)| *v == api_version && *k == kind)
+        .map_or(&[], |(_, _, fields)| fields)
+}
+
+/// The shared list of the field selector paths of the built-in resource of `api_version` and
+/// `kind` (empty for others): what [`Object`](crate::Object)s extract when they are built.
+pub(crate) fn builtin_field_paths(api_version: &str, kind: &str) -> Arc<[String]> {
+    crate::object::field_paths(builtin_fields(api_version, kind))
+}
+
+/// The built-in resources: namespaces, pods, nodes, services, endpoints, configmaps, secrets,
+/// events, serviceaccounts, deployments, replicasets, statefulsets, daemonsets, jobs, leases.
+pub fn builtin_resources() -> Vec<ResourceDef> {
+    let b = ResourceDef::builtin;
+    let mut pods = b("", "v1", "Pod", "pods", true)
+        .short(&["po"])
+        .with_status();
     pods.trigger_field = Some("spec.nodeName".into());
-    vec![
+    let mut defs = vec![
         b("", "v1", "Namespace", "namespaces", false)
             .short(&["ns"])
-            .with_status()
-            .fields(&["status.phase"]),
+            .with_status(),
         pods,
         b("", "v1", "Node", "nodes", false)
             .short(&["no"])
-            .with_status()
-            .fields(&["spec.unschedulable"]),
+            .with_status(),
         b("", "v1", "Service", "services", true)
             .short(&["svc"])
             .with_status(),
         b("", "v1", "Endpoints", "endpoints", true).short(&["ep"]),
         b("", "v1", "ConfigMap", "configmaps", true).short(&["cm"]),
-        b("", "v1", "Secret", "secrets", true).fields(&["type"]),
-        b("", "v1", "Event", "events", true)
-            .short(&["ev"])
-            .fields(&[
-                "involvedObject.kind",
-                "involvedObject.namespace",
-                "involvedObject.name",
-                "involvedObject.uid",
-                "involvedObject.apiVersion",
-                "involvedObject.resourceVersion",
-                "involvedObject.fieldPath",
-                "reason",
-                "reportingComponent",
-                "source",
-                "type",
-            ]),
+        b("", "v1", "Secret", "secrets", true),
+        b("", "v1", "Event", "events", true).short(&["ev"]),
         b("", "v1", "ServiceAccount", "serviceaccounts", true).short(&["sa"]),
         b("apps", "v1", "Deployment", "deployments", true)
             .short(&["deploy"])
@@ -179,9 +202,14 @@ pub fn builtin_resources() -> Vec<ResourceDef> {
         b("apps", "v1", "DaemonSet", "daemonsets", true)
             .short(&["ds"])
             .with_status(),
-        b("batch", "v1", "Job", "jobs", true)
-            .with_status()
-            .fields(&["status.successful"]),
+        b("batch", "v1", "Job", "jobs", true).with_status(),
         b("coordination.k8s.io", "v1", "Lease", "leases", true),
-    ]
+    ];
+    for def in &mut defs {
+        def.fields = builtin_fields(&def.api.api_version, &def.api.kind)
+            .iter()
+            .map(|f| (*f).to_owned())
+            .collect();
+    }
+    defs
 }

@@ -266,7 +266,7 @@ impl MemoryStorage {
         }
         let mut obj = f(current.as_ref())?;
         let rev = inner.revision + 1;
-        obj.meta_mut().resource_version = Some(rev.to_string());
+        obj.set_resource_version(rev);
         let obj = Arc::new(obj);
         let event_type = if current.is_some() {
             EventType::Modified

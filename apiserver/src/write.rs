@@ -7,7 +7,7 @@ use http::header;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube_core::Resource;
 use rand::Rng;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::cacher::storage_status;
 use crate::encode::{ListMeta, list_body};
@@ -118,6 +118,7 @@ fn check_type(def: &ResourceDef, obj: &mut Object) -> Result<(), ApiError> {
         )));
     }
     obj.set_type(&def.api.api_version, &def.api.kind);
+    obj.select_fields(&def.fields);
     Ok(())
 }
 
@@ -174,9 +175,12 @@ fn prepare_create(
     }
     meta.generation = Some(1);
     meta.resource_version = None;
-    if def.api.kind == "Namespace" && !obj.data().contains_key("status") {
-        obj.data_mut()
-            .insert("status".into(), serde_json::json!({"phase": "Active"}));
+    if def.api.kind == "Namespace" {
+        let mut data = obj.data();
+        if !data.contains_key("status") {
+            data.insert("status".into(), serde_json::json!({"phase": "Active"}));
+            obj.set_data(data);
+        }
     }
     let meta = obj.meta_mut();
     meta.deletion_timestamp = None;
@@ -222,29 +226,29 @@ pub(crate) async fn create(ctx: &RequestCtx<'_>) -> Result<Response, ApiError> {
 /// (main resource) or taken alone from `new` (status subresource); generation bumped when
 /// anything but metadata and status changed.
 fn merge_update(def: &ResourceDef, cur: &Object, mut new: Object, status_only: bool) -> Object {
+    let mut cur_data = cur.data();
+    let mut new_data = new.data();
     if status_only {
         let mut out = cur.clone();
-        match new.data_mut().remove("status") {
-            Some(status) => out.data_mut().insert("status".into(), status),
-            None => out.data_mut().remove("status"),
+        match new_data.remove("status") {
+            Some(status) => cur_data.insert("status".into(), status),
+            None => cur_data.remove("status"),
         };
+        out.set_data(cur_data);
         return out;
     }
-    if def.status_subresource {
-        match cur.data().get("status") {
-            Some(status) => new.data_mut().insert("status".into(), status.clone()),
-            None => new.data_mut().remove("status"),
-        };
-    }
-    let changed = {
-        let strip = |m: &Map<String, Value>| {
-            m.iter()
-                .filter(|(k, _)| *k != "status")
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect::<Map<_, _>>()
-        };
-        strip(cur.data()) != strip(new.data())
+    let cur_status = cur_data.remove("status");
+    let new_status = new_data.remove("status");
+    let changed = cur_data != new_data;
+    let status = if def.status_subresource {
+        cur_status
+    } else {
+        new_status
     };
+    if let Some(status) = status {
+        new_data.insert("status".into(), status);
+    }
+    new.set_data(new_data);
     let cm = cur.meta();
     let generation = cm.generation.unwrap_or(1) + i64::from(changed);
     let meta = new.meta_mut();
