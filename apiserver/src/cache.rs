@@ -588,13 +588,11 @@ impl WatchCache {
                 gone.push(*id);
                 continue;
             }
-            if !w.bookmarks || w.next_bookmark > now {
+            // A watch from a resource version the cache has not reached gets no bookmark yet.
+            if !w.bookmarks || w.next_bookmark > now || w.start_rv > last_rv {
                 continue;
             }
-            if w.tx
-                .try_send(Msg::Bookmark(last_rv.max(w.start_rv)))
-                .is_ok()
-            {
+            if w.tx.try_send(Msg::Bookmark(last_rv)).is_ok() {
                 w.next_bookmark =
                     next_bookmark_time(now, w.deadline, self.config.bookmark_interval);
             }

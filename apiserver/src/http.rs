@@ -592,13 +592,22 @@ async fn watch_with(ctx: &RequestCtx<'_>, name: Option<&str>) -> Result<Response
     let filter = request_filter(ctx, name)?;
     let deadline = watch_deadline(ctx)?;
     let cache = cache_of(ctx)?;
+    // As the Cacher: only a watch-list waits for the cache to reach its resource version (a
+    // plain watch from a future RV is established at once and gets the events after it), and
+    // once the request is valid, errors are an ERROR event inside a 200 stream.
+    let error_stream = |err: ApiError| {
+        let frame = error_frame(&err.to_status_value());
+        stream_response(futures::stream::iter([Ok(frame)]))
+    };
     let start = match (send_initial, rv) {
-        (Some(true), None) => {
-            cache.wait_fresh(current_revision(ctx).await?).await?;
-            WatchStart::WatchList
-        }
-        (Some(true), Some(n)) => {
-            cache.wait_fresh(n).await?;
+        (Some(true), rv) => {
+            let at_least = match rv {
+                Some(n) => n,
+                None => current_revision(ctx).await?,
+            };
+            if let Err(err) = cache.wait_fresh(at_least).await {
+                return Ok(error_stream(err));
+            }
             WatchStart::WatchList
         }
         (Some(false), None | Some(0)) => {
@@ -614,7 +623,7 @@ async fn watch_with(ctx: &RequestCtx<'_>, name: Option<&str>) -> Result<Response
             WatchStart::State
         }
         (_, Some(n)) => {
-            cache.wait_fresh(n).await?;
+            cache.wait_fresh(1).await?;
             WatchStart::After(n)
         }
     };
@@ -625,10 +634,7 @@ async fn watch_with(ctx: &RequestCtx<'_>, name: Option<&str>) -> Result<Response
         deadline,
     }) {
         Ok(handle) => handle,
-        Err(err) => {
-            let frame = error_frame(&err.to_status_value());
-            return Ok(stream_response(futures::stream::iter([Ok(frame)])));
-        }
+        Err(err) => return Ok(error_stream(err)),
     };
     let body = WatchBody::new(
         Arc::clone(ctx.def),

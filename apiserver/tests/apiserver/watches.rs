@@ -96,17 +96,55 @@ async fn too_old_watch_is_an_error_event_410_inside_a_200_stream() {
 }
 
 #[tokio::test]
-async fn watch_from_a_future_rv_waits_then_fails_504_resource_version_too_large() {
+async fn watch_list_from_a_future_rv_waits_then_an_error_event_504_inside_a_200_stream() {
     let s = start().await;
     let c = client(&s);
-    let (code, status) = get(&c, &format!("{PODS}?watch=1&resourceVersion=999999")).await;
-    assert_eq!(code, 504);
+    let mut w = watch(
+        &c,
+        &format!("{PODS}?watch=1&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&resourceVersion=999999"),
+    )
+    .await;
+    let e = next_event(&mut w).await;
+    assert_eq!(e["type"], "ERROR");
+    let status = &e["object"];
+    assert_eq!(status["code"], 504);
     assert_eq!(status["reason"], "Timeout");
+    assert!(
+        status["message"]
+            .as_str()
+            .unwrap()
+            .contains("Too large resource version")
+    );
     assert_eq!(
         status["details"]["causes"][0]["reason"],
         "ResourceVersionTooLarge"
     );
     assert_eq!(status["details"]["retryAfterSeconds"], 1);
+    assert!(ends(&mut w).await);
+}
+
+#[tokio::test]
+async fn plain_watch_from_a_future_rv_is_established_and_gets_only_events_after_it() {
+    let (_s, c, a) = pod_a().await;
+    let future = rv(&a) + 2;
+    let mut w = watch(
+        &c,
+        &format!("{PODS}?watch=1&allowWatchBookmarks=true&resourceVersion={future}"),
+    )
+    .await;
+    for name in ["b", "c", "d"] {
+        post(&c, PODS, &pod("default", name, "n1", "Running", "web")).await;
+    }
+    let e = loop {
+        let e = next_event(&mut w).await;
+        if e["type"] != "BOOKMARK" {
+            break e;
+        }
+        assert!(rv(&e["object"]) >= future, "no bookmark before the RV");
+    };
+    assert_eq!(e["type"], "ADDED");
+    assert_eq!(e["object"]["metadata"]["name"], "d");
+    assert_eq!(rv(&e["object"]), future + 1);
 }
 
 #[tokio::test]
