@@ -25,8 +25,16 @@ use crate::storage::EventType;
 /// Tunables of a watch cache and its dispatcher.
 #[derive(Debug, Clone)]
 pub struct CacheConfig {
-    /// The number of events kept for watches that start from a resource version.
+    /// The number of events kept for watches that start from a resource version; with
+    /// `max_capacity`, the initial and smallest number.
     pub capacity: usize,
+    /// When set, the capacity is dynamic as in Kubernetes (which uses 100 … 102,400): when the
+    /// ring is full and its oldest event is younger than `event_fresh_duration`, the capacity
+    /// doubles (up to this); when it is full and the event a quarter of the capacity from the
+    /// newest is older than that, it halves (down to `capacity`). `None` (the default): fixed.
+    pub max_capacity: Option<usize>,
+    /// How recent events must be for the capacity to grow (Kubernetes: 75 s).
+    pub event_fresh_duration: Duration,
     /// The bounded buffer of each watcher (events waiting to be written to the client).
     pub watcher_buffer: usize,
     /// How often watchers that asked for bookmarks get one (Kubernetes: every minute).
@@ -45,6 +53,8 @@ impl Default for CacheConfig {
     fn default() -> Self {
         Self {
             capacity: 10_000,
+            max_capacity: None,
+            event_fresh_duration: Duration::from_secs(75),
             watcher_buffer: 100,
             bookmark_interval: Duration::from_secs(60),
             bookmark_tick: Duration::from_secs(1),
@@ -81,6 +91,8 @@ pub(crate) struct CacheEvent {
     pub(crate) previous: Option<Arc<Object>>,
     frames: [OnceLock<Bytes>; 3],
     stamped_previous: OnceLock<Arc<Object>>,
+    /// When the cache received it (for the dynamic capacity).
+    recorded: Instant,
 }
 
 impl fmt::Debug for CacheEvent {
@@ -202,6 +214,8 @@ enum Dispatch {
 struct CacheState {
     store: Indexer<Object>,
     ring: VecDeque<Arc<CacheEvent>>,
+    /// The ring's current capacity.
+    capacity: usize,
     rv: u64,
     window_start: u64,
     ready: bool,
@@ -257,6 +271,12 @@ pub(crate) struct WatchRequest {
     pub(crate) deadline: Instant,
 }
 
+fn evict_oldest(state: &mut CacheState) {
+    if let Some(evicted) = state.ring.pop_front() {
+        state.window_start = state.window_start.max(evicted.rv);
+    }
+}
+
 fn key_of(obj: &Object) -> String {
     let meta = obj.meta();
     let name = meta.name.as_deref().unwrap_or("");
@@ -272,14 +292,15 @@ impl WatchCache {
         let (tx, rx) = mpsc::unbounded_channel();
         Self {
             def,
-            config,
             state: RwLock::new(CacheState {
                 store: Indexer::with_namespace_index(),
                 ring: VecDeque::new(),
+                capacity: config.capacity.max(1),
                 rv: 0,
                 window_start: 0,
                 ready: false,
             }),
+            config,
             watchers: Mutex::new(Watchers::default()),
             rv: watch::channel(0).0,
             dispatch: tx,
@@ -457,16 +478,44 @@ impl WatchCache {
             previous,
             frames: Default::default(),
             stamped_previous: OnceLock::new(),
+            recorded: Instant::now(),
         });
-        if state.ring.len() >= self.config.capacity.max(1)
-            && let Some(evicted) = state.ring.pop_front()
-        {
-            state.window_start = state.window_start.max(evicted.rv);
+        self.resize_ring(&mut state, event.recorded);
+        if state.ring.len() >= state.capacity {
+            evict_oldest(&mut state);
         }
         state.ring.push_back(Arc::clone(&event));
         let _ = self.dispatch.send(Dispatch::Event(event));
         self.advance(&mut state, rv);
         Ok(())
+    }
+
+    /// Grows or shrinks a full ring (see [`CacheConfig::max_capacity`]).
+    fn resize_ring(&self, state: &mut CacheState, now: Instant) {
+        let Some(max) = self.config.max_capacity else {
+            return;
+        };
+        let min = self.config.capacity.max(1);
+        if state.ring.len() < state.capacity {
+            return;
+        }
+        let fresh = self.config.event_fresh_duration;
+        let age = |e: &CacheEvent| now.saturating_duration_since(e.recorded);
+        if state.ring.front().is_some_and(|e| age(e) < fresh) {
+            state.capacity = state.capacity.saturating_mul(2).min(max.max(min));
+            return;
+        }
+        let quarter_from_newest = state.ring.len() - state.capacity / 4;
+        if state
+            .ring
+            .get(quarter_from_newest)
+            .is_some_and(|e| age(e) > fresh)
+        {
+            state.capacity = (state.capacity / 2).max(min);
+            while state.ring.len() > state.capacity {
+                evict_oldest(state);
+            }
+        }
     }
 
     fn advance(&self, state: &mut CacheState, rv: u64) {
@@ -797,6 +846,36 @@ mod tests {
         );
         assert!(watch_after(&cache, 6).is_err());
         assert!(watch_after(&cache, 10).unwrap().initial.is_empty());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn dynamic_capacity_grows_while_events_are_fresh_and_shrinks_when_they_age() {
+        let cache = cache(CacheConfig {
+            capacity: 4,
+            max_capacity: Some(16),
+            ..CacheConfig::default()
+        });
+        let window = |cache: &WatchCache| cache.state.read().ring.len();
+        // RVs 2..=21 within a second: 4 → 8 → 16 events kept, then the oldest go.
+        for i in 0..20 {
+            cache.add(cm(&format!("cm-{i}"), i + 2)).unwrap();
+        }
+        assert_eq!(window(&cache), 16);
+        assert_eq!(watch_after(&cache, 5).unwrap().initial.len(), 16);
+        assert!(watch_after(&cache, 4).is_err());
+        // 76 s later the full ring's recent quarter is stale: it halves, and the next halves again.
+        tokio::time::advance(Duration::from_secs(76)).await;
+        cache.add(cm("late-1", 22)).unwrap();
+        assert_eq!(window(&cache), 8);
+        cache.add(cm("late-2", 23)).unwrap();
+        assert_eq!(
+            window(&cache),
+            4,
+            "halved to the minimum, full, the oldest gone"
+        );
+        assert_eq!(watch_after(&cache, 19).unwrap().initial.len(), 4);
+        let err = watch_after(&cache, 18).unwrap_err();
+        assert_eq!(err.code, 410);
     }
 
     #[tokio::test(start_paused = true)]

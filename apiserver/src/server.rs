@@ -175,10 +175,20 @@ impl ApiServerBuilder {
         self
     }
 
-    /// Sets the watch cache's event capacity.
+    /// Sets the watch cache's event capacity (fixed).
     #[must_use]
     pub fn cache_capacity(mut self, capacity: usize) -> Self {
         self.config.cache.capacity = capacity;
+        self.config.cache.max_capacity = None;
+        self
+    }
+
+    /// Makes the watch cache's event capacity dynamic between `min` and `max` as in Kubernetes
+    /// (which uses 100 and 102,400; see [`CacheConfig::max_capacity`](crate::CacheConfig::max_capacity)).
+    #[must_use]
+    pub fn dynamic_cache_capacity(mut self, min: usize, max: usize) -> Self {
+        self.config.cache.capacity = min;
+        self.config.cache.max_capacity = Some(max);
         self
     }
 
