@@ -13,60 +13,34 @@ use serde_json::value::RawValue;
 
 use crate::lister_watcher::{Bookmark, ListWatchError, WatchEvent};
 
-#[derive(Deserialize, Default)]
+/// The metadata of a list: its resource version, continue token and remaining item count.
+#[derive(Debug, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
-struct ListMeta {
+pub(crate) struct ListMeta {
     #[serde(default)]
-    resource_version: Option<String>,
+    pub(crate) resource_version: Option<String>,
     #[serde(default, rename = "continue")]
-    continue_token: Option<String>,
+    pub(crate) continue_token: Option<String>,
     #[serde(default)]
-    remaining_item_count: Option<i64>,
+    pub(crate) remaining_item_count: Option<i64>,
 }
 
+/// A list body without its items: only the metadata is read.
 #[derive(Deserialize)]
-struct ListEnvelope<'a> {
+struct ListEnvelope {
     #[serde(default)]
     metadata: ListMeta,
-    #[serde(borrow, default)]
-    items: Option<Vec<&'a RawValue>>,
-}
-
-/// A list body whose envelope was parsed: its metadata, and where each item lies in the body.
-#[derive(Debug)]
-pub(crate) struct ParsedList {
-    pub(crate) body: Bytes,
-    pub(crate) items: Vec<Range<usize>>,
-    pub(crate) resource_version: String,
-    pub(crate) continue_token: Option<String>,
-    pub(crate) remaining_item_count: Option<i64>,
 }
 
 fn decode_error(what: &str, e: &serde_json::Error) -> ListWatchError {
     ListWatchError::Decode(format!("{what}: {e}"))
 }
 
-/// Parses a list body's envelope (metadata, item boundaries) without decoding the items.
-pub(crate) fn parse_list(body: Bytes) -> Result<ParsedList, ListWatchError> {
-    let envelope: ListEnvelope<'_> =
-        serde_json::from_slice(&body).map_err(|e| decode_error("list body", &e))?;
-    let base = body.as_ptr() as usize;
-    let items = envelope
-        .items
-        .unwrap_or_default()
-        .into_iter()
-        .map(|raw| {
-            let start = raw.get().as_ptr() as usize - base;
-            start..start + raw.get().len()
-        })
-        .collect();
-    Ok(ParsedList {
-        resource_version: envelope.metadata.resource_version.unwrap_or_default(),
-        continue_token: envelope.metadata.continue_token.filter(|c| !c.is_empty()),
-        remaining_item_count: envelope.metadata.remaining_item_count,
-        items,
-        body,
-    })
+/// Reads the metadata of a list body's envelope (the body with its items left out).
+pub(crate) fn decode_list_meta(envelope: &[u8]) -> Result<ListMeta, ListWatchError> {
+    serde_json::from_slice::<ListEnvelope>(envelope)
+        .map(|e| e.metadata)
+        .map_err(|e| decode_error("list body", &e))
 }
 
 /// Decodes the items at `ranges` of `body`.
@@ -196,23 +170,6 @@ mod tests {
     use k8s_openapi::api::core::v1::Pod;
 
     use super::*;
-
-    #[test]
-    fn list_envelope_gives_item_ranges_and_metadata() {
-        let body = Bytes::from_static(
-            br#"{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"12","continue":"abc","remainingItemCount":3},"items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b"}}]}"#,
-        );
-        let parsed = parse_list(body).unwrap();
-        assert_eq!(parsed.resource_version, "12");
-        assert_eq!(parsed.continue_token.as_deref(), Some("abc"));
-        assert_eq!(parsed.remaining_item_count, Some(3));
-        let pods: Vec<Arc<Pod>> = decode_items(&parsed.body, &parsed.items).unwrap();
-        let names: Vec<_> = pods
-            .iter()
-            .map(|p| p.metadata.name.clone().unwrap())
-            .collect();
-        assert_eq!(names, ["a", "b"]);
-    }
 
     #[test]
     fn watch_lines_decode_to_events() {

@@ -2,20 +2,21 @@
 
 use std::fmt;
 use std::marker::PhantomData;
-use std::ops::Range;
 use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
-use futures::{
-    AsyncBufRead, AsyncBufReadExt, AsyncReadExt, FutureExt, StreamExt, TryStreamExt, stream,
-};
+use futures::{FutureExt, Stream, StreamExt, TryStreamExt, stream};
+use http_body_util::BodyExt;
+use kube_client::client::Body;
 use kube_client::{Api, Client};
-use kube_core::{ApiResource, DynamicObject, PartialObjectMeta, Resource};
+use kube_core::{ApiResource, DynamicObject, PartialObjectMeta, Resource, Status};
 use parking_lot::Mutex;
 use serde::de::DeserializeOwned;
+use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
-use crate::decode::{Decoded, ParsedList, decode_event, decode_items, parse_list};
+use crate::decode::{Decoded, ListMeta, decode_event, decode_items};
+use crate::list_scan::{ItemBatch, ListScanner};
 use crate::lister_watcher::{
     ListFuture, ListOptions, ListPage, ListWatchError, ListerWatcher, WatchEvent, WatchFuture,
     WatchStream,
@@ -33,9 +34,27 @@ const MAX_BATCH_BYTES: usize = 512 * 1024;
 /// `TweakListOptionsFunc`.
 pub type TweakListOptions = Arc<dyn Fn(&mut ListOptions) + Send + Sync>;
 
-struct Prefetch {
+/// A part of a list body, in order: batches of items, then the list's metadata.
+enum ListPart {
+    Items(ItemBatch),
+    End(ListMeta),
+}
+
+/// A decoded [`ListPart`].
+enum PagePart<K> {
+    Items(Vec<Arc<K>>),
+    End(ListMeta),
+}
+
+type Parts = mpsc::UnboundedReceiver<Result<ListPart, ListWatchError>>;
+
+/// A list request under way: the parts of its body arrive on `parts` as they are read.
+struct PageRead {
     options: ListOptions,
-    body: JoinHandle<Result<Bytes, ListWatchError>>,
+    parts: Parts,
+    /// Told when the page is taken by a `list` call (only then may it prefetch its successor).
+    taken: oneshot::Sender<()>,
+    task: JoinHandle<()>,
 }
 
 /// A [`ListerWatcher`] over a kube-client [`Client`] for typed objects, [`DynamicObject`]s or
@@ -65,7 +84,7 @@ pub struct KubeListerWatcher<K> {
     tweak: Option<TweakListOptions>,
     parallelism: usize,
     prefetch: bool,
-    next_page: Arc<Mutex<Option<Prefetch>>>,
+    next_page: Arc<Mutex<Option<PageRead>>>,
     _object: PhantomData<fn() -> K>,
 }
 
@@ -286,123 +305,213 @@ fn join_error(e: tokio::task::JoinError) -> ListWatchError {
     ListWatchError::Other(format!("decoding task failed: {e}"))
 }
 
-async fn fetch(client: Client, url: String, accept: &'static str) -> Result<Bytes, ListWatchError> {
-    let request = http::Request::get(url)
-        .header(http::header::ACCEPT, accept)
-        .body(Vec::new())
+/// Sends a GET and returns the response body, or the server's `Status` for an error answer.
+async fn send(
+    client: &Client,
+    url: String,
+    accept: &'static str,
+    identity: bool,
+) -> Result<Body, ListWatchError> {
+    let mut request = http::Request::get(url).header(http::header::ACCEPT, accept);
+    if identity {
+        request = request.header(http::header::ACCEPT_ENCODING, "identity");
+    }
+    let request = request
+        .body(Body::empty())
         .map_err(|e| ListWatchError::Other(format!("building request: {e}")))?;
-    let mut reader = Box::pin(client.request_stream(request).await.map_err(map_error)?);
-    let mut body = Vec::new();
-    reader
-        .read_to_end(&mut body)
-        .await
-        .map_err(|e| ListWatchError::Connection(error_chain(&e)))?;
-    Ok(Bytes::from(body))
+    let response = client.send(request).await.map_err(map_error)?;
+    let code = response.status();
+    if code.is_client_error() || code.is_server_error() {
+        let body = response
+            .into_body()
+            .collect_bytes()
+            .await
+            .map_err(map_error)?;
+        return Err(ListWatchError::Api(error_status(code, &body)));
+    }
+    Ok(response.into_body())
+}
+
+/// The `Status` of an error answer: its body if it is one, else one made from the HTTP code
+/// and the body's text (a proxy's or load balancer's answer, for example).
+fn error_status(code: http::StatusCode, body: &[u8]) -> Status {
+    serde_json::from_slice::<Status>(body)
+        .ok()
+        .filter(|s| s.code != 0 || !s.reason.is_empty())
+        .unwrap_or_else(|| {
+            Status::failure(String::from_utf8_lossy(body).trim(), "").with_code(code.as_u16())
+        })
+}
+
+/// Reads list pages: each body is split into item batches while it arrives, and the next page is
+/// requested as soon as a body has been read (client-go's pager also prefetches).
+#[derive(Clone)]
+struct Pager {
+    client: Client,
+    url_path: String,
+    accept: &'static str,
+    prefetch: bool,
+    next_page: Arc<Mutex<Option<PageRead>>>,
+}
+
+impl Pager {
+    fn start(&self, options: ListOptions) -> PageRead {
+        let (parts_tx, parts) = mpsc::unbounded_channel();
+        let (taken, taken_rx) = oneshot::channel();
+        let task = tokio::spawn(self.clone().read(options.clone(), parts_tx, taken_rx));
+        PageRead {
+            options,
+            parts,
+            taken,
+            task,
+        }
+    }
+
+    /// The parts of the page for `options`: those of the prefetched page if it is this one.
+    fn take(&self, options: &ListOptions) -> Parts {
+        let read = match self.next_page.lock().take() {
+            Some(read) if read.options == *options => read,
+            Some(stale) => {
+                stale.task.abort();
+                self.start(options.clone())
+            }
+            None => self.start(options.clone()),
+        };
+        // Nobody waits for a page that failed early.
+        let _ = read.taken.send(());
+        read.parts
+    }
+
+    async fn read(
+        self,
+        options: ListOptions,
+        parts: mpsc::UnboundedSender<Result<ListPart, ListWatchError>>,
+        taken: oneshot::Receiver<()>,
+    ) {
+        if let Err(e) = self.read_parts(&options, &parts, taken).await {
+            // The receiver may be gone (the list was abandoned): nothing to tell then.
+            let _ = parts.send(Err(e));
+        }
+    }
+
+    async fn read_parts(
+        &self,
+        options: &ListOptions,
+        parts: &mpsc::UnboundedSender<Result<ListPart, ListWatchError>>,
+        taken: oneshot::Receiver<()>,
+    ) -> Result<(), ListWatchError> {
+        let started = std::time::Instant::now();
+        let url = request_url(&self.url_path, options, false);
+        let mut body = send(&self.client, url, self.accept, false)
+            .await?
+            .into_data_stream();
+        let mut scanner = ListScanner::default();
+        let mut batches = Vec::new();
+        let mut bytes = 0;
+        while let Some(chunk) = body.next().await {
+            let chunk = chunk.map_err(map_error)?;
+            bytes += chunk.len();
+            scanner.feed(&chunk, &mut batches)?;
+            for batch in batches.drain(..) {
+                if parts.send(Ok(ListPart::Items(batch))).is_err() {
+                    return Ok(());
+                }
+            }
+        }
+        let (last, meta) = scanner.finish()?;
+        tracing::debug!(bytes, elapsed = ?started.elapsed(), "list body received");
+        if let Some(batch) = last {
+            let _ = parts.send(Ok(ListPart::Items(batch)));
+        }
+        if self.prefetch
+            && let Some(token) = meta.continue_token.as_deref().filter(|t| !t.is_empty())
+            // A prefetched page fetches its own successor only once it is taken.
+            && taken.await.is_ok()
+        {
+            let next = ListOptions {
+                continue_token: Some(token.to_owned()),
+                resource_version: None,
+                resource_version_match: None,
+                ..options.clone()
+            };
+            let read = self.start(next);
+            if let Some(stale) = self.next_page.lock().replace(read) {
+                stale.task.abort();
+            }
+        }
+        let _ = parts.send(Ok(ListPart::End(meta)));
+        Ok(())
+    }
 }
 
 impl<K> KubeListerWatcher<K>
 where
     K: DeserializeOwned + Send + Sync + 'static,
 {
-    fn start_fetch(&self, options: &ListOptions) -> JoinHandle<Result<Bytes, ListWatchError>> {
-        let accept = if self.metadata_only {
-            METADATA_LIST
-        } else {
-            JSON
-        };
-        tokio::spawn(fetch(
-            self.client.clone(),
-            request_url(&self.url_path, options, false),
-            accept,
-        ))
+    fn pager(&self) -> Pager {
+        Pager {
+            client: self.client.clone(),
+            url_path: self.url_path.clone(),
+            accept: if self.metadata_only {
+                METADATA_LIST
+            } else {
+                JSON
+            },
+            prefetch: self.prefetch,
+            next_page: Arc::clone(&self.next_page),
+        }
     }
 
-    /// The body for `options`: the prefetched one if it was for these options.
-    async fn body_for(&self, options: &ListOptions) -> Result<Bytes, ListWatchError> {
-        let prefetched = self.next_page.lock().take();
-        let handle = match prefetched {
-            Some(p) if p.options == *options => p.body,
-            Some(p) => {
-                p.body.abort();
-                self.start_fetch(options)
-            }
-            None => self.start_fetch(options),
-        };
-        handle.await.map_err(join_error)?
-    }
-
+    /// One page: item batches are decoded on blocking threads while the body is still being
+    /// read, `parallelism` of them at a time, and collected in order.
     async fn list_page(&self, options: ListOptions) -> Result<ListPage<K>, ListWatchError> {
         let options = self.tweaked(&options);
-        let body = self.body_for(&options).await?;
-        let parsed: ParsedList = tokio::task::spawn_blocking(move || parse_list(body))
-            .await
-            .map_err(join_error)??;
-        if self.prefetch
-            && let Some(token) = &parsed.continue_token
-        {
-            let next = ListOptions {
-                continue_token: Some(token.clone()),
-                resource_version: None,
-                resource_version_match: None,
-                ..options.clone()
-            };
-            let body = self.start_fetch(&next);
-            *self.next_page.lock() = Some(Prefetch {
-                options: next,
-                body,
-            });
-        }
-        let items = self.decode_parallel(&parsed).await?;
-        Ok(ListPage {
-            items,
-            resource_version: parsed.resource_version,
-            continue_token: parsed.continue_token,
-            remaining_item_count: parsed.remaining_item_count,
-        })
-    }
-
-    async fn decode_parallel(&self, parsed: &ParsedList) -> Result<Vec<Arc<K>>, ListWatchError> {
-        let n = parsed.items.len();
-        if n == 0 {
-            return Ok(Vec::new());
-        }
-        // Small chunks, `parallelism` of them decoding at a time, collected in order: every core
-        // stays busy even when one is slowed down by other work.
-        let chunk = (n / (self.parallelism * 4)).clamp(16, 256);
-        let jobs: Vec<Vec<Range<usize>>> = parsed.items.chunks(chunk).map(<[_]>::to_vec).collect();
-        let body = parsed.body.clone();
-        let chunks: Vec<Vec<Arc<K>>> = stream::iter(jobs)
-            .map(move |ranges| {
-                let body = body.clone();
-                tokio::task::spawn_blocking(move || decode_items::<K>(&body, &ranges))
-                    .map(|joined| joined.map_err(join_error)?)
+        let mut parts = self.pager().take(&options);
+        let mut decoded = stream::poll_fn(move |cx| parts.poll_recv(cx))
+            .map(|part| async move {
+                match part? {
+                    ListPart::Items(batch) => tokio::task::spawn_blocking(move || {
+                        decode_items::<K>(&batch.body, &batch.items)
+                    })
+                    .await
+                    .map_err(join_error)?
+                    .map(PagePart::Items),
+                    ListPart::End(meta) => Ok(PagePart::End(meta)),
+                }
             })
-            .buffered(self.parallelism)
-            .try_collect()
-            .await?;
-        let mut items = Vec::with_capacity(n);
-        for c in chunks {
-            items.extend(c);
+            .buffered(self.parallelism);
+        let mut items = Vec::new();
+        while let Some(part) = decoded.next().await {
+            match part? {
+                PagePart::Items(mut batch) => items.append(&mut batch),
+                PagePart::End(meta) => {
+                    return Ok(ListPage {
+                        items,
+                        resource_version: meta.resource_version.unwrap_or_default(),
+                        continue_token: meta.continue_token.filter(|c| !c.is_empty()),
+                        remaining_item_count: meta.remaining_item_count,
+                    });
+                }
+            }
         }
-        Ok(items)
+        Err(ListWatchError::Other(
+            "the list reader stopped before the end of the body".into(),
+        ))
     }
 
     async fn open_watch(&self, options: ListOptions) -> Result<WatchStream<K>, ListWatchError> {
         let options = self.tweaked(&options);
         let accept = if self.metadata_only { METADATA } else { JSON };
-        let request = http::Request::get(request_url(&self.url_path, &options, true))
-            .header(http::header::ACCEPT, accept)
+        let body = send(
+            &self.client,
+            request_url(&self.url_path, &options, true),
+            accept,
             // One gzip member per event is not decoded by kube-client's middleware.
-            .header(http::header::ACCEPT_ENCODING, "identity")
-            .body(Vec::new())
-            .map_err(|e| ListWatchError::Other(format!("building request: {e}")))?;
-        let reader = self
-            .client
-            .request_stream(request)
-            .await
-            .map_err(map_error)?;
+            true,
+        )
+        .await?;
         let expected_kind: Option<Arc<str>> = self.expected_kind.as_deref().map(Arc::from);
-        let batches = line_batches(Box::pin(reader));
+        let batches = line_batches(body.into_data_stream().map_err(map_error));
         let decoded = batches
             .map(move |batch| {
                 let expected_kind = expected_kind.clone();
@@ -462,46 +571,43 @@ fn stop_after_error<T: Send + 'static>(
 
 /// Splits a body into batches of complete lines: everything already received, up to
 /// [`MAX_BATCH_BYTES`], so that a busy stream gives big batches and a quiet one single lines.
-fn line_batches<R: AsyncBufRead + Send + Unpin + 'static>(
-    reader: R,
-) -> impl futures::Stream<Item = Result<Vec<Bytes>, ListWatchError>> + Send + 'static {
-    stream::unfold(Some((reader, BytesMut::new())), |state| async move {
-        let (mut reader, mut buf) = state?;
+fn line_batches<S>(chunks: S) -> impl Stream<Item = Result<Vec<Bytes>, ListWatchError>> + Send
+where
+    S: Stream<Item = Result<Bytes, ListWatchError>> + Send + Unpin,
+{
+    stream::unfold(Some((chunks, BytesMut::new())), |state| async move {
+        let (mut chunks, mut buf) = state?;
         let mut lines = Vec::new();
         let mut batch_bytes = 0;
         loop {
             // Wait for data only when no complete line is at hand.
-            let chunk = if lines.is_empty() {
-                reader.fill_buf().await
+            let next = if lines.is_empty() {
+                chunks.next().await
             } else {
-                match reader.fill_buf().now_or_never() {
-                    Some(r) => r,
-                    None => return Some((Ok(lines), Some((reader, buf)))),
+                match chunks.next().now_or_never() {
+                    Some(next) => next,
+                    None => return Some((Ok(lines), Some((chunks, buf)))),
                 }
             };
-            let chunk = match chunk {
-                Ok(c) => c,
-                Err(e) if lines.is_empty() => {
-                    return Some((Err(ListWatchError::Connection(error_chain(&e))), None));
+            let chunk = match next {
+                Some(Ok(c)) => c,
+                Some(Err(e)) if lines.is_empty() => return Some((Err(e), None)),
+                Some(Err(_)) => return Some((Ok(lines), None)),
+                None => {
+                    // End of body: a last line without newline still counts.
+                    if !buf.is_empty() {
+                        lines.push(buf.split().freeze());
+                    }
+                    return if lines.is_empty() {
+                        None
+                    } else {
+                        Some((Ok(lines), None))
+                    };
                 }
-                Err(_) => return Some((Ok(lines), None)),
             };
-            if chunk.is_empty() {
-                // End of body: a last line without newline still counts.
-                if !buf.is_empty() {
-                    lines.push(buf.split().freeze());
-                }
-                return if lines.is_empty() {
-                    None
-                } else {
-                    Some((Ok(lines), None))
-                };
-            }
-            let n = chunk.len();
             // Only the new bytes can hold the end of the partial line already buffered.
             let mut from = buf.len();
-            buf.extend_from_slice(chunk);
-            reader.consume_unpin(n);
+            buf.extend_from_slice(&chunk);
             while let Some(pos) = memchr::memchr(b'\n', buf.get(from..).unwrap_or_default()) {
                 let line = buf.split_to(from + pos + 1).freeze();
                 batch_bytes += line.len();
@@ -509,7 +615,7 @@ fn line_batches<R: AsyncBufRead + Send + Unpin + 'static>(
                 from = 0;
             }
             if batch_bytes >= MAX_BATCH_BYTES {
-                return Some((Ok(lines), Some((reader, buf))));
+                return Some((Ok(lines), Some((chunks, buf))));
             }
         }
     })
@@ -560,12 +666,11 @@ mod tests {
 
     #[tokio::test]
     async fn line_batches_split_lines_across_chunks() {
-        let chunks: Vec<Result<Bytes, std::io::Error>> = vec![
+        let chunks: Vec<Result<Bytes, ListWatchError>> = vec![
             Ok(Bytes::from_static(b"{\"a\":1}\n{\"b\"")),
             Ok(Bytes::from_static(b":2}\n\n{\"c\":3}")),
         ];
-        let reader = futures::TryStreamExt::into_async_read(stream::iter(chunks));
-        let batches: Vec<_> = line_batches(reader).collect().await;
+        let batches: Vec<_> = line_batches(stream::iter(chunks)).collect().await;
         let lines: Vec<Bytes> = batches.into_iter().flat_map(Result::unwrap).collect();
         assert_eq!(
             lines,

@@ -59,6 +59,7 @@ mod backoff;
 mod decode;
 mod error;
 mod kube;
+mod list_scan;
 mod list_watch;
 mod lister_watcher;
 mod metrics;

@@ -61,6 +61,8 @@ async fn handle(State(server): State<Arc<Server>>, uri: Uri) -> Response {
             status.to_string(),
         )
             .into_response();
+    } else if query.contains("continue=proxy") {
+        return (StatusCode::BAD_GATEWAY, "upstream unavailable\n").into_response();
     } else if query.contains("continue=page2") {
         list_body(&[2, 3], 10, Some("page3"))
     } else if query.contains("continue=page3") {
@@ -143,6 +145,23 @@ async fn kube_lister_watcher_maps_status_errors() {
     };
     let err = lw.list(&options).await.unwrap_err();
     assert!(is_expired(&err), "{err:?}");
+}
+
+#[tokio::test]
+async fn kube_lister_watcher_maps_a_non_status_error_body_to_its_http_code() {
+    let (_server, client) = start().await;
+    let lw = KubeListerWatcher::new(Api::<Pod>::all(client));
+    let options = ListOptions {
+        continue_token: Some("proxy".into()),
+        ..ListOptions::default()
+    };
+    match lw.list(&options).await.unwrap_err() {
+        ListWatchError::Api(status) => {
+            assert_eq!(status.code, 502);
+            assert_eq!(status.message, "upstream unavailable");
+        }
+        other => panic!("expected the HTTP error as a Status, got {other:?}"),
+    }
 }
 
 #[tokio::test]
