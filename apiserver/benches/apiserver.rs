@@ -223,5 +223,35 @@ fn fanout(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, lists, watch_list, fanout);
+/// The costs of the light `Object` on one fixture pod: building it from JSON, stamping a
+/// resource version (metadata re-encoded and spliced, nothing parsed), reading a selectable
+/// field, and parsing the other fields (what writes do).
+fn object(c: &mut Criterion) {
+    let mut group = c.benchmark_group("object");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(2))
+        .warm_up_time(Duration::from_millis(500));
+    let value = testing::pod_json(7, 100, 0);
+    let pod = Object::from_value(value.clone()).unwrap();
+    group.bench_function("from_value_fixture_pod", |b| {
+        b.iter_batched(
+            || value.clone(),
+            |v| Object::from_value(v).unwrap(),
+            criterion::BatchSize::SmallInput,
+        );
+    });
+    group.bench_function("stamp_resource_version", |b| {
+        b.iter(|| pod.with_resource_version(42));
+    });
+    group.bench_function("selected_field", |b| {
+        b.iter(|| pod.field("spec.nodeName").map(|v| v.len()));
+    });
+    group.bench_function("parse_data", |b| {
+        b.iter(|| pod.data());
+    });
+    group.finish();
+}
+
+criterion_group!(benches, object, lists, watch_list, fanout);
 criterion_main!(benches);
