@@ -1,7 +1,8 @@
 //! Benches of kcache-reflector: initial sync from the fake source (10k and 100k realistic pods,
 //! paginated or not, list or watch-list), a steady watch stream into an indexer, and the
 //! kube-client path over local HTTP (list pages decoded in parallel, watch lines decoded off
-//! the reading task) next to a single-threaded serde_json decode of the same bytes.
+//! the reading task) next to a single-threaded serde_json decode of the same bytes and to
+//! kube-runtime's `watcher` + `reflector` against the same canned server, in the same run.
 //!
 //! `cargo bench -p kcache-reflector` (set `KCACHE_BENCH_LARGE=1` to add the 100k-pod sizes).
 
@@ -281,6 +282,34 @@ fn kube_http(c: &mut Criterion) {
                 let lw = KubeListerWatcher::new(kube_client::Api::<Pod>::all(client.clone()))
                     .tweak_list_options(|o| o.label_selector = Some("bench=watch".into()));
                 sync_once(lw, &last_rv, |b| b).await;
+            })
+        });
+    });
+    group.bench_function("kube_runtime_list_10k", |b| {
+        b.iter(|| {
+            rt.block_on(async {
+                let api = kube_client::Api::<Pod>::all(client.clone());
+                let (reader, writer) = kube_runtime::reflector::store::<Pod>();
+                let stream =
+                    kube_runtime::reflector(writer, kube_runtime::watcher(api, Default::default()));
+                let task = tokio::spawn(futures::StreamExt::for_each(stream, |_| async {}));
+                reader.wait_until_ready().await.unwrap();
+                assert_eq!(reader.len(), n);
+                task.abort();
+            })
+        });
+    });
+    group.bench_function("kube_runtime_watch_10k_events", |b| {
+        b.iter(|| {
+            rt.block_on(async {
+                let api = kube_client::Api::<Pod>::all(client.clone());
+                let config = kube_runtime::watcher::Config::default().labels("bench=watch");
+                let (_reader, writer) = kube_runtime::reflector::store::<Pod>();
+                let applied = kube_runtime::WatchStreamExt::applied_objects(
+                    kube_runtime::reflector(writer, kube_runtime::watcher(api, config)),
+                );
+                let seen = futures::StreamExt::count(futures::StreamExt::take(applied, n)).await;
+                assert_eq!(seen, n);
             })
         });
     });

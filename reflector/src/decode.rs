@@ -102,6 +102,26 @@ pub(crate) enum Decoded<K> {
     Nothing,
 }
 
+/// The common line as API servers write it, `{"type":"MODIFIED","object":{...}}`, decoded in one
+/// pass: the object is read straight from between the envelope's head and its closing brace,
+/// without first finding its end. `None` for any other line (then the general path decides).
+fn decode_object_event_in_one_pass<K: DeserializeOwned>(line: &[u8]) -> Option<WatchEvent<K>> {
+    type Make<K> = fn(Arc<K>) -> WatchEvent<K>;
+    let heads: [(&[u8], Make<K>); 3] = [
+        (br#"{"type":"ADDED","object":"#, WatchEvent::Added),
+        (br#"{"type":"MODIFIED","object":"#, WatchEvent::Modified),
+        (br#"{"type":"DELETED","object":"#, WatchEvent::Deleted),
+    ];
+    let (object, event) = heads
+        .iter()
+        .find_map(|(head, event)| Some((line.strip_prefix(*head)?, event)))?;
+    let object = object.trim_ascii_end().strip_suffix(b"}")?;
+    // Trailing characters (another envelope field) make this fail: the general path takes it.
+    serde_json::from_slice::<K>(object)
+        .ok()
+        .map(|obj| event(Arc::new(obj)))
+}
+
 /// Decodes one line of a watch stream. `expected_kind` is used only to tell an object of
 /// another kind (skipped) from a broken one (an error) when decoding fails.
 pub(crate) fn decode_event<K: DeserializeOwned>(
@@ -110,6 +130,9 @@ pub(crate) fn decode_event<K: DeserializeOwned>(
 ) -> Result<Decoded<K>, ListWatchError> {
     if line.iter().all(u8::is_ascii_whitespace) {
         return Ok(Decoded::Nothing);
+    }
+    if let Some(event) = decode_object_event_in_one_pass(line) {
+        return Ok(Decoded::Event(event));
     }
     let envelope: EventEnvelope<'_> =
         serde_json::from_slice(line).map_err(|e| decode_error("watch event", &e))?;
@@ -193,6 +216,21 @@ mod tests {
             panic!()
         };
         assert_eq!(s.code, 410);
+    }
+
+    #[test]
+    fn watch_lines_in_other_shapes_take_the_general_path() {
+        let object = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","resourceVersion":"5"}}"#;
+        let extra_field = format!(r#"{{"type":"MODIFIED","object":{object},"x":1}}"#);
+        assert!(matches!(
+            decode_event::<Pod>(extra_field.as_bytes(), Some("Pod")),
+            Ok(Decoded::Event(WatchEvent::Modified(_)))
+        ));
+        let object_first = format!(r#"{{ "object": {object}, "type": "DELETED" }}"#);
+        assert!(matches!(
+            decode_event::<Pod>(object_first.as_bytes(), Some("Pod")),
+            Ok(Decoded::Event(WatchEvent::Deleted(_)))
+        ));
     }
 
     #[test]

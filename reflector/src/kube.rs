@@ -1,10 +1,12 @@
 //! [`KubeListerWatcher`]: lists and watches over kube-client, decoding off the socket task.
 
+use std::collections::VecDeque;
 use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
+use futures::stream::FuturesOrdered;
 use futures::{FutureExt, Stream, StreamExt, TryStreamExt, stream};
 use http_body_util::BodyExt;
 use kube_client::client::Body;
@@ -14,6 +16,7 @@ use parking_lot::Mutex;
 use serde::de::DeserializeOwned;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
+use tokio_util::task::AbortOnDropHandle;
 
 use crate::decode::{Decoded, ListMeta, decode_event, decode_items};
 use crate::list_scan::{ItemBatch, ListScanner};
@@ -27,8 +30,10 @@ const METADATA_LIST: &str =
     "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
 const METADATA: &str =
     "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
-/// Lines read at once from a watch body before they are handed to a decoder.
+/// The most bytes of watch lines handed to one decoder at once.
 const MAX_BATCH_BYTES: usize = 512 * 1024;
+/// The most bytes of a watch body read ahead of the decoders.
+const MAX_READ_AHEAD_BYTES: usize = 4 * 1024 * 1024;
 
 /// Changes the options of every request (selectors, typically): client-go's
 /// `TweakListOptionsFunc`.
@@ -511,23 +516,21 @@ where
         )
         .await?;
         let expected_kind: Option<Arc<str>> = self.expected_kind.as_deref().map(Arc::from);
-        let batches = line_batches(body.into_data_stream().map_err(map_error));
-        let decoded = batches
-            .map(move |batch| {
-                let expected_kind = expected_kind.clone();
-                async move {
-                    match batch {
-                        Ok(lines) => tokio::task::spawn_blocking(move || {
-                            decode_batch::<K>(&lines, expected_kind.as_deref())
-                        })
-                        .await
-                        .unwrap_or_else(|e| vec![Err(join_error(e))]),
-                        Err(e) => vec![Err(e)],
-                    }
-                }
-            })
-            .buffered(self.parallelism.max(2))
-            .flat_map(stream::iter);
+        // Reading and decoding run on their own task, ahead of the caller, which applies the
+        // events; the task ends (and the connection closes) when the stream is dropped.
+        let parallelism = self.parallelism.max(2);
+        let (events_tx, mut events) = mpsc::channel(parallelism * 2);
+        let driver = AbortOnDropHandle::new(tokio::spawn(decode_watch::<K, _>(
+            body.into_data_stream().map_err(map_error),
+            expected_kind,
+            parallelism,
+            events_tx,
+        )));
+        let decoded = stream::poll_fn(move |cx| {
+            let _driver = &driver;
+            events.poll_recv(cx)
+        })
+        .flat_map(stream::iter);
         Ok(stop_after_error(decoded).boxed())
     }
 }
@@ -569,56 +572,114 @@ fn stop_after_error<T: Send + 'static>(
     })
 }
 
-/// Splits a body into batches of complete lines: everything already received, up to
-/// [`MAX_BATCH_BYTES`], so that a busy stream gives big batches and a quiet one single lines.
-fn line_batches<S>(chunks: S) -> impl Stream<Item = Result<Vec<Bytes>, ListWatchError>> + Send
-where
-    S: Stream<Item = Result<Bytes, ListWatchError>> + Send + Unpin,
-{
-    stream::unfold(Some((chunks, BytesMut::new())), |state| async move {
-        let (mut chunks, mut buf) = state?;
-        let mut lines = Vec::new();
-        let mut batch_bytes = 0;
-        loop {
-            // Wait for data only when no complete line is at hand.
-            let next = if lines.is_empty() {
-                chunks.next().await
-            } else {
-                match chunks.next().now_or_never() {
-                    Some(next) => next,
-                    None => return Some((Ok(lines), Some((chunks, buf)))),
-                }
-            };
-            let chunk = match next {
-                Some(Ok(c)) => c,
-                Some(Err(e)) if lines.is_empty() => return Some((Err(e), None)),
-                Some(Err(_)) => return Some((Ok(lines), None)),
-                None => {
-                    // End of body: a last line without newline still counts.
-                    if !buf.is_empty() {
-                        lines.push(buf.split().freeze());
-                    }
-                    return if lines.is_empty() {
-                        None
-                    } else {
-                        Some((Ok(lines), None))
-                    };
-                }
-            };
-            // Only the new bytes can hold the end of the partial line already buffered.
-            let mut from = buf.len();
-            buf.extend_from_slice(&chunk);
-            while let Some(pos) = memchr::memchr(b'\n', buf.get(from..).unwrap_or_default()) {
-                let line = buf.split_to(from + pos + 1).freeze();
-                batch_bytes += line.len();
-                lines.push(line);
-                from = 0;
-            }
-            if batch_bytes >= MAX_BATCH_BYTES {
-                return Some((Ok(lines), Some((chunks, buf))));
-            }
+/// The lines of a watch body: complete ones waiting to be decoded, and the partial last one.
+#[derive(Debug, Default)]
+struct Lines {
+    partial: BytesMut,
+    complete: VecDeque<Bytes>,
+    complete_bytes: usize,
+}
+
+impl Lines {
+    fn push(&mut self, chunk: &[u8]) {
+        // Only the new bytes can hold the end of the partial line already buffered.
+        let mut from = self.partial.len();
+        self.partial.extend_from_slice(chunk);
+        while let Some(pos) = memchr::memchr(b'\n', self.partial.get(from..).unwrap_or_default()) {
+            let line = self.partial.split_to(from + pos + 1).freeze();
+            self.push_line(line);
+            from = 0;
         }
-    })
+    }
+
+    /// The body ended: a last line without newline still counts.
+    fn finish(&mut self) {
+        if !self.partial.is_empty() {
+            let last = self.partial.split().freeze();
+            self.push_line(last);
+        }
+    }
+
+    fn push_line(&mut self, line: Bytes) {
+        self.complete_bytes += line.len();
+        self.complete.push_back(line);
+    }
+
+    fn buffered_bytes(&self) -> usize {
+        self.complete_bytes + self.partial.len()
+    }
+
+    /// The complete lines waiting, up to [`MAX_BATCH_BYTES`] (at least one line).
+    fn take_batch(&mut self) -> Option<Vec<Bytes>> {
+        let mut batch = Vec::new();
+        let mut bytes = 0;
+        while let Some(line) = self.complete.front() {
+            if !batch.is_empty() && bytes + line.len() > MAX_BATCH_BYTES {
+                break;
+            }
+            bytes += line.len();
+            batch.extend(self.complete.pop_front());
+        }
+        self.complete_bytes -= bytes;
+        (!batch.is_empty()).then_some(batch)
+    }
+}
+
+type EventBatch<K> = Vec<Result<WatchEvent<K>, ListWatchError>>;
+
+/// Reads a watch body, splits it into lines and decodes them on blocking threads, `parallelism`
+/// batches at a time, sending the events to `events` in order. A batch is every complete line
+/// waiting when a decoder is free: single lines while events trickle in, big batches when they
+/// pour. Ends after an error (sent last) or at the end of the body.
+async fn decode_watch<K, S>(
+    mut chunks: S,
+    expected_kind: Option<Arc<str>>,
+    parallelism: usize,
+    events: mpsc::Sender<EventBatch<K>>,
+) where
+    K: DeserializeOwned + Send + Sync + 'static,
+    S: Stream<Item = Result<Bytes, ListWatchError>> + Unpin,
+{
+    let mut lines = Lines::default();
+    let mut decoding = FuturesOrdered::new();
+    let mut body_error = None;
+    let mut body_open = true;
+    loop {
+        while decoding.len() < parallelism
+            && let Some(batch) = lines.take_batch()
+        {
+            let expected_kind = expected_kind.clone();
+            decoding.push_back(tokio::task::spawn_blocking(move || {
+                decode_batch::<K>(&batch, expected_kind.as_deref())
+            }));
+        }
+        tokio::select! {
+            Some(done) = decoding.next(), if !decoding.is_empty() => {
+                let batch = done.unwrap_or_else(|e| vec![Err(join_error(e))]);
+                let failed = batch.iter().any(Result::is_err);
+                if events.send(batch).await.is_err() || failed {
+                    return;
+                }
+            }
+            chunk = chunks.next(), if body_open && lines.buffered_bytes() < MAX_READ_AHEAD_BYTES => {
+                match chunk {
+                    Some(Ok(chunk)) => lines.push(&chunk),
+                    Some(Err(e)) => {
+                        body_error = Some(e);
+                        body_open = false;
+                    }
+                    None => {
+                        lines.finish();
+                        body_open = false;
+                    }
+                }
+            }
+            else => break,
+        }
+    }
+    if let Some(e) = body_error {
+        let _ = events.send(vec![Err(e)]).await;
+    }
 }
 
 impl<K> ListerWatcher<K> for KubeListerWatcher<K>
@@ -664,17 +725,17 @@ mod tests {
         );
     }
 
-    #[tokio::test]
-    async fn line_batches_split_lines_across_chunks() {
-        let chunks: Vec<Result<Bytes, ListWatchError>> = vec![
-            Ok(Bytes::from_static(b"{\"a\":1}\n{\"b\"")),
-            Ok(Bytes::from_static(b":2}\n\n{\"c\":3}")),
-        ];
-        let batches: Vec<_> = line_batches(stream::iter(chunks)).collect().await;
-        let lines: Vec<Bytes> = batches.into_iter().flat_map(Result::unwrap).collect();
-        assert_eq!(
-            lines,
-            [&b"{\"a\":1}\n"[..], b"{\"b\":2}\n", b"\n", b"{\"c\":3}"]
-        );
+    #[test]
+    fn watch_lines_are_split_across_chunks_and_batched() {
+        let mut lines = Lines::default();
+        lines.push(b"{\"a\":1}\n{\"b\"");
+        lines.push(b":2}\n\n{\"c\":3}");
+        assert_eq!(lines.buffered_bytes(), 24);
+        let first = lines.take_batch().unwrap();
+        assert_eq!(first, [&b"{\"a\":1}\n"[..], b"{\"b\":2}\n", b"\n"]);
+        assert_eq!(lines.take_batch(), None, "a partial line waits");
+        lines.finish();
+        assert_eq!(lines.take_batch().unwrap(), [&b"{\"c\":3}"[..]]);
+        assert_eq!(lines.buffered_bytes(), 0);
     }
 }
