@@ -1,6 +1,7 @@
 //! JSON decoding of list bodies and watch lines, meant to run on blocking threads, off the task
 //! that reads the socket.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::sync::Arc;
@@ -43,15 +44,53 @@ pub(crate) fn decode_list_meta(envelope: &[u8]) -> Result<ListMeta, ListWatchErr
         .map_err(|e| decode_error("list body", &e))
 }
 
-/// Decodes the items at `ranges` of `body`.
+/// What a lister-watcher knows of the objects already held: the known `Arc` under a key, if
+/// its resource version is the given one.
+pub(crate) type Known<'a, K> = &'a (dyn Fn(&str, &str) -> Option<Arc<K>> + Send + Sync);
+
+/// Just the identity of a listed object.
+#[derive(Deserialize)]
+struct Identity<'a> {
+    #[serde(borrow)]
+    metadata: IdentityMeta<'a>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct IdentityMeta<'a> {
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    namespace: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    resource_version: Option<Cow<'a, str>>,
+}
+
+/// The known object for the JSON `item`, if its key and resource version match: read without
+/// allocating anything but the key.
+fn known_copy<K>(item: &[u8], known: Known<'_, K>) -> Option<Arc<K>> {
+    let meta = serde_json::from_slice::<Identity<'_>>(item).ok()?.metadata;
+    let name = meta.name?;
+    let key = match meta.namespace.as_deref() {
+        Some(ns) if !ns.is_empty() => format!("{ns}/{name}"),
+        _ => name.into_owned(),
+    };
+    known(&key, &meta.resource_version?)
+}
+
+/// Decodes the items at `ranges` of `body`; an item unchanged since its `known` copy is that copy.
 pub(crate) fn decode_items<K: DeserializeOwned>(
     body: &Bytes,
     ranges: &[Range<usize>],
+    known: Option<Known<'_, K>>,
 ) -> Result<Vec<Arc<K>>, ListWatchError> {
     ranges
         .iter()
         .map(|r| {
             let slice = body.get(r.clone()).unwrap_or_default();
+            if let Some(copy) = known.and_then(|known| known_copy(slice, known)) {
+                return Ok(copy);
+            }
             serde_json::from_slice::<K>(slice)
                 .map(Arc::new)
                 .map_err(|e| decode_error("list item", &e))
@@ -220,7 +259,8 @@ mod tests {
 
     #[test]
     fn watch_lines_in_other_shapes_take_the_general_path() {
-        let object = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","resourceVersion":"5"}}"#;
+        let object =
+            r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","resourceVersion":"5"}}"#;
         let extra_field = format!(r#"{{"type":"MODIFIED","object":{object},"x":1}}"#);
         assert!(matches!(
             decode_event::<Pod>(extra_field.as_bytes(), Some("Pod")),

@@ -9,6 +9,7 @@ use bytes::{Bytes, BytesMut};
 use futures::stream::FuturesOrdered;
 use futures::{FutureExt, Stream, StreamExt, TryStreamExt, stream};
 use http_body_util::BodyExt;
+use kcache_store::KnownObjects;
 use kube_client::client::Body;
 use kube_client::{Api, Client};
 use kube_core::{ApiResource, DynamicObject, PartialObjectMeta, Resource, Status};
@@ -38,6 +39,9 @@ const MAX_READ_AHEAD_BYTES: usize = 4 * 1024 * 1024;
 /// Changes the options of every request (selectors, typically): client-go's
 /// `TweakListOptionsFunc`.
 pub type TweakListOptions = Arc<dyn Fn(&mut ListOptions) + Send + Sync>;
+
+/// The known object under a key if its resource version is the given one.
+type KnownLookup<K> = Arc<dyn Fn(&str, &str) -> Option<Arc<K>> + Send + Sync>;
 
 /// A part of a list body, in order: batches of items, then the list's metadata.
 enum ListPart {
@@ -90,6 +94,7 @@ pub struct KubeListerWatcher<K> {
     parallelism: usize,
     prefetch: bool,
     next_page: Arc<Mutex<Option<PageRead>>>,
+    known: Mutex<Option<KnownLookup<K>>>,
     _object: PhantomData<fn() -> K>,
 }
 
@@ -102,6 +107,7 @@ impl<K> fmt::Debug for KubeListerWatcher<K> {
             .field("tweak", &self.tweak.is_some())
             .field("parallelism", &self.parallelism)
             .field("prefetch", &self.prefetch)
+            .field("reuses_known_objects", &self.known.lock().is_some())
             .finish_non_exhaustive()
     }
 }
@@ -117,6 +123,7 @@ impl<K> Clone for KubeListerWatcher<K> {
             parallelism: self.parallelism,
             prefetch: self.prefetch,
             next_page: Arc::new(Mutex::new(None)),
+            known: Mutex::new(self.known.lock().clone()),
             _object: PhantomData,
         }
     }
@@ -179,6 +186,7 @@ impl<K> KubeListerWatcher<K> {
             parallelism: default_parallelism(),
             prefetch: true,
             next_page: Arc::new(Mutex::new(None)),
+            known: Mutex::new(None),
             _object: PhantomData,
         }
     }
@@ -472,16 +480,20 @@ where
     async fn list_page(&self, options: ListOptions) -> Result<ListPage<K>, ListWatchError> {
         let options = self.tweaked(&options);
         let mut parts = self.pager().take(&options);
+        let known = self.known.lock().clone();
         let mut decoded = stream::poll_fn(move |cx| parts.poll_recv(cx))
-            .map(|part| async move {
-                match part? {
-                    ListPart::Items(batch) => tokio::task::spawn_blocking(move || {
-                        decode_items::<K>(&batch.body, &batch.items)
-                    })
-                    .await
-                    .map_err(join_error)?
-                    .map(PagePart::Items),
-                    ListPart::End(meta) => Ok(PagePart::End(meta)),
+            .map(|part| {
+                let known = known.clone();
+                async move {
+                    match part? {
+                        ListPart::Items(batch) => tokio::task::spawn_blocking(move || {
+                            decode_items::<K>(&batch.body, &batch.items, known.as_deref())
+                        })
+                        .await
+                        .map_err(join_error)?
+                        .map(PagePart::Items),
+                        ListPart::End(meta) => Ok(PagePart::End(meta)),
+                    }
                 }
             })
             .buffered(self.parallelism);
@@ -684,7 +696,7 @@ async fn decode_watch<K, S>(
 
 impl<K> ListerWatcher<K> for KubeListerWatcher<K>
 where
-    K: DeserializeOwned + Send + Sync + 'static,
+    K: Resource + DeserializeOwned + Send + Sync + 'static,
 {
     fn list(&self, options: &ListOptions) -> ListFuture<'_, K> {
         self.list_page(options.clone()).boxed()
@@ -692,6 +704,17 @@ where
 
     fn watch(&self, options: &ListOptions) -> WatchFuture<'_, K> {
         self.open_watch(options.clone()).boxed()
+    }
+
+    /// Listed objects whose key and resource version match a known one are not decoded: the
+    /// known `Arc` is returned (only their metadata is read).
+    fn reuse_known_objects(&self, known: Arc<dyn KnownObjects<K>>) {
+        let lookup: KnownLookup<K> = Arc::new(move |key, rv| {
+            known
+                .get_by_key(key)
+                .filter(|obj| obj.meta().resource_version.as_deref() == Some(rv))
+        });
+        *self.known.lock() = Some(lookup);
     }
 }
 

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
+use kcache_store::KnownObjects;
 use kube_core::Status;
 
 /// `resourceVersionMatch` of a list or watch-list request.
@@ -139,6 +140,13 @@ pub trait ListerWatcher<K>: Send + Sync + 'static {
     fn list(&self, options: &ListOptions) -> ListFuture<'_, K>;
     /// Opens a watch stream.
     fn watch(&self, options: &ListOptions) -> WatchFuture<'_, K>;
+    /// Offers the objects already held for this resource (the reflector does when it is built
+    /// with `reuse_unchanged`). A lister-watcher may then return the known `Arc` for a listed
+    /// object whose key and resource version match, without decoding it again, so that a relist
+    /// never holds two copies of the unchanged objects. The default ignores them.
+    fn reuse_known_objects(&self, known: Arc<dyn KnownObjects<K>>) {
+        let _ = known;
+    }
 }
 
 impl<K, L: ListerWatcher<K> + ?Sized> ListerWatcher<K> for Arc<L> {
@@ -147,6 +155,9 @@ impl<K, L: ListerWatcher<K> + ?Sized> ListerWatcher<K> for Arc<L> {
     }
     fn watch(&self, options: &ListOptions) -> WatchFuture<'_, K> {
         (**self).watch(options)
+    }
+    fn reuse_known_objects(&self, known: Arc<dyn KnownObjects<K>>) {
+        (**self).reuse_known_objects(known);
     }
 }
 

@@ -235,6 +235,9 @@ where
     /// Builds the reflector.
     pub fn build(self) -> Reflector<K, L, S> {
         let backoff = Backoff::new(self.config.backoff);
+        if let Some(known) = &self.config.known_objects {
+            self.lister_watcher.reuse_known_objects(Arc::clone(known));
+        }
         Reflector {
             lister_watcher: self.lister_watcher,
             store: self.store,

@@ -277,3 +277,31 @@ async fn kube_lister_watcher_dynamic_and_metadata_only() {
     assert!(page.items[0].metadata.name.is_some());
     assert_eq!(server.queries.lock().len(), 2);
 }
+
+#[tokio::test]
+async fn kube_lister_watcher_reuses_known_objects_with_the_same_resource_version() {
+    let (_server, client) = start().await;
+    let lw = KubeListerWatcher::new(Api::<Pod>::all(client));
+    // The full list holds pods 0..5, pod i at resource version i + 1.
+    let known = Arc::new(kcache_store::Indexer::<Pod>::default());
+    let same: Pod = serde_json::from_value(pod_json(0, 3, 1)).unwrap();
+    let older: Pod = serde_json::from_value(pod_json(1, 3, 1)).unwrap();
+    let (same, older) = (Arc::new(same), Arc::new(older));
+    kcache_store::Store::add(&*known, Arc::clone(&same)).unwrap();
+    kcache_store::Store::add(&*known, Arc::clone(&older)).unwrap();
+    lw.reuse_known_objects(known);
+    let page = lw.list(&ListOptions::default()).await.unwrap();
+    assert_eq!(page.items.len(), 5);
+    assert!(
+        Arc::ptr_eq(&page.items[0], &same),
+        "unchanged: the known Arc"
+    );
+    assert!(
+        !Arc::ptr_eq(&page.items[1], &older),
+        "changed: decoded anew"
+    );
+    assert_eq!(
+        page.items[1].metadata.resource_version.as_deref(),
+        Some("2")
+    );
+}
