@@ -37,6 +37,12 @@ async fn seeded_server(n: usize) -> (TestServer, Client) {
     (server, client)
 }
 
+/// Starts the factory's informers and waits until they have synced.
+async fn start_synced(factory: &SharedInformerFactory) {
+    factory.start().unwrap();
+    assert!(factory.wait_for_cache_sync().await.values().all(|s| *s));
+}
+
 /// Criterion's `iter_custom` body: runs `once` `iters` times and adds up the durations it
 /// returns (each run times only what it measures, not its tear-down).
 async fn total<F: Future<Output = Duration>>(iters: u64, mut once: impl FnMut() -> F) -> Duration {
@@ -62,8 +68,7 @@ fn initial_sync(c: &mut Criterion) {
                 let start = Instant::now();
                 let factory = SharedInformerFactory::new(client.clone());
                 let informer = factory.informer::<Pod>();
-                factory.start().unwrap();
-                assert!(factory.wait_for_cache_sync().await.values().all(|s| *s));
+                start_synced(&factory).await;
                 let took = start.elapsed();
                 assert_eq!(informer.indexer().len(), n);
                 factory.shutdown().await;
@@ -142,8 +147,7 @@ fn watch_events(c: &mut Criterion) {
                         },
                     ))
                     .unwrap();
-                factory.start().unwrap();
-                assert!(factory.wait_for_cache_sync().await.values().all(|s| *s));
+                start_synced(&factory).await;
                 let start = Instant::now();
                 server.seed(burst).await.unwrap();
                 done.await.unwrap();
