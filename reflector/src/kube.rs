@@ -19,7 +19,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio_util::task::AbortOnDropHandle;
 
-use crate::decode::{Decoded, ListMeta, decode_event, decode_items};
+use crate::decode::{Decoded, ListMeta, ObjectDecoder, decode_event, decode_items};
 use crate::list_scan::{ItemBatch, ListScanner};
 use crate::lister_watcher::{
     ListFuture, ListOptions, ListPage, ListWatchError, ListerWatcher, WatchEvent, WatchFuture,
@@ -553,8 +553,9 @@ fn decode_batch<K: DeserializeOwned>(
     expected_kind: Option<&str>,
 ) -> Vec<Result<WatchEvent<K>, ListWatchError>> {
     let mut out = Vec::with_capacity(lines.len());
+    let mut decoder = ObjectDecoder::default();
     for line in lines {
-        match decode_event::<K>(line, expected_kind) {
+        match decode_event::<K>(line, expected_kind, &mut decoder) {
             Ok(Decoded::Event(e)) => out.push(Ok(e)),
             Ok(Decoded::Nothing) => {}
             Ok(Decoded::WrongKind(reason)) => {
