@@ -292,7 +292,8 @@ mod tests {
     fn object_decoder_gives_what_serde_json_gives() {
         let mut decoder = ObjectDecoder::default();
         for i in 0..50 {
-            let json = serde_json::to_vec(&kcache_store::testing::pod_json(i, 7, i as u64)).unwrap();
+            let json =
+                serde_json::to_vec(&kcache_store::testing::pod_json(i, 7, i as u64)).unwrap();
             let expected: Pod = serde_json::from_slice(&json).unwrap();
             assert_eq!(decoder.decode::<Pod>(&json).unwrap(), expected);
         }

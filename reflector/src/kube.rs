@@ -31,6 +31,9 @@ const METADATA_LIST: &str =
     "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
 const METADATA: &str =
     "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
+/// Item batches (of 256 KiB) of a list body read ahead of the decoders: the rest waits in the
+/// connection, so a relist never holds the whole raw body next to the decoded objects.
+const LIST_READ_AHEAD_BATCHES: usize = 8;
 /// The most bytes of watch lines handed to one decoder at once.
 const MAX_BATCH_BYTES: usize = 512 * 1024;
 /// The most bytes of a watch body read ahead of the decoders.
@@ -55,7 +58,7 @@ enum PagePart<K> {
     End(ListMeta),
 }
 
-type Parts = mpsc::UnboundedReceiver<Result<ListPart, ListWatchError>>;
+type Parts = mpsc::Receiver<Result<ListPart, ListWatchError>>;
 
 /// A list request under way: the parts of its body arrive on `parts` as they are read.
 struct PageRead {
@@ -369,7 +372,7 @@ struct Pager {
 
 impl Pager {
     fn start(&self, options: ListOptions) -> PageRead {
-        let (parts_tx, parts) = mpsc::unbounded_channel();
+        let (parts_tx, parts) = mpsc::channel(LIST_READ_AHEAD_BATCHES);
         let (taken, taken_rx) = oneshot::channel();
         let task = tokio::spawn(self.clone().read(options.clone(), parts_tx, taken_rx));
         PageRead {
@@ -398,19 +401,19 @@ impl Pager {
     async fn read(
         self,
         options: ListOptions,
-        parts: mpsc::UnboundedSender<Result<ListPart, ListWatchError>>,
+        parts: mpsc::Sender<Result<ListPart, ListWatchError>>,
         taken: oneshot::Receiver<()>,
     ) {
         if let Err(e) = self.read_parts(&options, &parts, taken).await {
             // The receiver may be gone (the list was abandoned): nothing to tell then.
-            let _ = parts.send(Err(e));
+            let _ = parts.send(Err(e)).await;
         }
     }
 
     async fn read_parts(
         &self,
         options: &ListOptions,
-        parts: &mpsc::UnboundedSender<Result<ListPart, ListWatchError>>,
+        parts: &mpsc::Sender<Result<ListPart, ListWatchError>>,
         taken: oneshot::Receiver<()>,
     ) -> Result<(), ListWatchError> {
         let started = std::time::Instant::now();
@@ -426,7 +429,7 @@ impl Pager {
             bytes += chunk.len();
             scanner.feed(&chunk, &mut batches)?;
             for batch in batches.drain(..) {
-                if parts.send(Ok(ListPart::Items(batch))).is_err() {
+                if parts.send(Ok(ListPart::Items(batch))).await.is_err() {
                     return Ok(());
                 }
             }
@@ -434,7 +437,7 @@ impl Pager {
         let (last, meta) = scanner.finish()?;
         tracing::debug!(bytes, elapsed = ?started.elapsed(), "list body received");
         if let Some(batch) = last {
-            let _ = parts.send(Ok(ListPart::Items(batch)));
+            let _ = parts.send(Ok(ListPart::Items(batch))).await;
         }
         if self.prefetch
             && let Some(token) = meta.continue_token.as_deref().filter(|t| !t.is_empty())
@@ -452,7 +455,7 @@ impl Pager {
                 stale.task.abort();
             }
         }
-        let _ = parts.send(Ok(ListPart::End(meta)));
+        let _ = parts.send(Ok(ListPart::End(meta))).await;
         Ok(())
     }
 }
