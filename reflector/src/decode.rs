@@ -7,6 +7,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use bytes::Bytes;
+use kcache_store::namespace_key;
 use kube_core::Status;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -46,7 +47,7 @@ pub(crate) fn decode_list_meta(envelope: &[u8]) -> Result<ListMeta, ListWatchErr
 
 /// What a lister-watcher knows of the objects already held: the known `Arc` under a key, if
 /// its resource version is the given one.
-pub(crate) type Known<'a, K> = &'a (dyn Fn(&str, &str) -> Option<Arc<K>> + Send + Sync);
+pub(crate) type KnownLookup<K> = Arc<dyn Fn(&str, &str) -> Option<Arc<K>> + Send + Sync>;
 
 /// Just the identity of a listed object.
 #[derive(Deserialize)]
@@ -68,17 +69,13 @@ struct IdentityMeta<'a> {
 
 /// The known object for the JSON `item`, if its key and resource version match: read without
 /// allocating anything but the key.
-fn known_copy<K>(item: &[u8], known: Known<'_, K>) -> Option<Arc<K>> {
+fn known_copy<K>(item: &[u8], known: &KnownLookup<K>) -> Option<Arc<K>> {
     let meta = serde_json::from_slice::<Identity<'_>>(item).ok()?.metadata;
-    let name = meta.name?;
-    let key = match meta.namespace.as_deref() {
-        Some(ns) if !ns.is_empty() => format!("{ns}/{name}"),
-        _ => name.into_owned(),
-    };
+    let key = namespace_key(meta.namespace.as_deref(), &meta.name?);
     known(&key, &meta.resource_version?)
 }
 
-/// Decodes objects with simd-json (a third less time than serde_json on realistic pods,
+/// Decodes objects with simd-json (a quarter less time than serde_json on realistic pods,
 /// measured), reusing its buffers from one object to the next; whatever it rejects goes to
 /// serde_json, whose verdict and error message stand.
 #[derive(Default)]
@@ -104,7 +101,7 @@ impl ObjectDecoder {
 pub(crate) fn decode_items<K: DeserializeOwned>(
     body: &Bytes,
     ranges: &[Range<usize>],
-    known: Option<Known<'_, K>>,
+    known: Option<&KnownLookup<K>>,
 ) -> Result<Vec<Arc<K>>, ListWatchError> {
     let mut decoder = ObjectDecoder::default();
     ranges

@@ -19,7 +19,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio_util::task::AbortOnDropHandle;
 
-use crate::decode::{Decoded, ListMeta, ObjectDecoder, decode_event, decode_items};
+use crate::decode::{Decoded, KnownLookup, ListMeta, ObjectDecoder, decode_event, decode_items};
 use crate::list_scan::{ItemBatch, ListScanner};
 use crate::lister_watcher::{
     ListFuture, ListOptions, ListPage, ListWatchError, ListerWatcher, WatchEvent, WatchFuture,
@@ -42,9 +42,6 @@ const MAX_READ_AHEAD_BYTES: usize = 4 * 1024 * 1024;
 /// Changes the options of every request (selectors, typically): client-go's
 /// `TweakListOptionsFunc`.
 pub type TweakListOptions = Arc<dyn Fn(&mut ListOptions) + Send + Sync>;
-
-/// The known object under a key if its resource version is the given one.
-type KnownLookup<K> = Arc<dyn Fn(&str, &str) -> Option<Arc<K>> + Send + Sync>;
 
 /// A part of a list body, in order: batches of items, then the list's metadata.
 enum ListPart {
@@ -434,11 +431,8 @@ impl Pager {
                 }
             }
         }
-        let (last, meta) = scanner.finish()?;
+        let meta = scanner.finish()?;
         tracing::debug!(bytes, elapsed = ?started.elapsed(), "list body received");
-        if let Some(batch) = last {
-            let _ = parts.send(Ok(ListPart::Items(batch))).await;
-        }
         if self.prefetch
             && let Some(token) = meta.continue_token.as_deref().filter(|t| !t.is_empty())
             // A prefetched page fetches its own successor only once it is taken.
@@ -490,7 +484,7 @@ where
                 async move {
                     match part? {
                         ListPart::Items(batch) => tokio::task::spawn_blocking(move || {
-                            decode_items::<K>(&batch.body, &batch.items, known.as_deref())
+                            decode_items::<K>(&batch.body, &batch.items, known.as_ref())
                         })
                         .await
                         .map_err(join_error)?

@@ -23,9 +23,10 @@ pub(crate) struct ItemBatch {
 }
 
 /// Where the scanner is in the body's top-level object.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 enum Phase {
     /// Before the `items` array: bytes stay in the buffer (a key may straddle two chunks).
+    #[default]
     Head,
     /// Inside the `items` array.
     Items,
@@ -34,7 +35,7 @@ enum Phase {
 }
 
 /// An incremental splitter of a list body into item batches; see the module docs.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub(crate) struct ListScanner {
     /// Bytes received and not yet handed out.
     buf: BytesMut,
@@ -55,25 +56,6 @@ pub(crate) struct ListScanner {
     /// Complete items in `buf` not yet handed out.
     items: Vec<Range<usize>>,
     envelope: Vec<u8>,
-}
-
-impl Default for ListScanner {
-    fn default() -> Self {
-        Self {
-            buf: BytesMut::new(),
-            scanned: 0,
-            phase: Phase::Head,
-            depth: 0,
-            in_string: false,
-            escaped: false,
-            expect_key: false,
-            key_start: 0,
-            items_key: false,
-            item_start: 0,
-            items: Vec::new(),
-            envelope: Vec::new(),
-        }
-    }
 }
 
 fn malformed(what: &str) -> ListWatchError {
@@ -158,17 +140,17 @@ impl ListScanner {
         Ok(())
     }
 
-    /// The batch of the last items and the list's metadata, once the whole body was fed.
-    pub(crate) fn finish(mut self) -> Result<(Option<ItemBatch>, ListMeta), ListWatchError> {
+    /// The list's metadata, once the whole body was fed (the closing of the `items` array
+    /// already handed out the last batch).
+    pub(crate) fn finish(mut self) -> Result<ListMeta, ListWatchError> {
         // The envelope's own parse below checks the rest of the structure.
         if self.phase == Phase::Items {
             return Err(malformed("the body ended inside the items"));
         }
-        let last = (!self.items.is_empty()).then(|| self.take_batch());
         if self.phase == Phase::Head {
             self.envelope.extend_from_slice(&self.buf);
         }
-        Ok((last, decode_list_meta(&self.envelope)?))
+        decode_list_meta(&self.envelope)
     }
 
     /// Moves past the rest of a string (or to the end of the buffer).
@@ -261,8 +243,7 @@ mod tests {
         for part in body.chunks(chunk.max(1)) {
             scanner.feed(part, &mut batches)?;
         }
-        let (last, meta) = scanner.finish()?;
-        batches.extend(last);
+        let meta = scanner.finish()?;
         let items = batches
             .iter()
             .flat_map(|b| {
@@ -333,9 +314,9 @@ mod tests {
         let mut scanner = ListScanner::default();
         let mut batches = Vec::new();
         scanner.feed(body.as_bytes(), &mut batches).unwrap();
+        scanner.finish().unwrap();
         assert!(batches.len() >= 3);
-        let (last, _) = scanner.finish().unwrap();
-        let total: usize = batches.iter().chain(&last).map(|b| b.items.len()).sum();
+        let total: usize = batches.iter().map(|b| b.items.len()).sum();
         assert_eq!(total, 1000);
     }
 

@@ -24,7 +24,18 @@ pub type KeyFunc<K> = Arc<dyn Fn(&K) -> Result<String, KeyError> + Send + Sync>;
 pub fn meta_namespace_key<K: Resource>(obj: &K) -> Result<String, KeyError> {
     let meta = obj.meta();
     let name = meta.name.as_deref().ok_or(KeyError::MissingName)?;
-    Ok(match meta.namespace.as_deref() {
+    Ok(namespace_key(meta.namespace.as_deref(), name))
+}
+
+/// The key [`meta_namespace_key`] gives an object named `name` in `namespace`: `namespace/name`,
+/// or `name` when the namespace is absent or empty.
+///
+/// ```
+/// assert_eq!(kcache_store::namespace_key(Some("prod"), "web"), "prod/web");
+/// assert_eq!(kcache_store::namespace_key(Some(""), "node-1"), "node-1");
+/// ```
+pub fn namespace_key(namespace: Option<&str>, name: &str) -> String {
+    match namespace {
         Some(ns) if !ns.is_empty() => {
             let mut key = String::with_capacity(ns.len() + 1 + name.len());
             key.push_str(ns);
@@ -33,7 +44,7 @@ pub fn meta_namespace_key<K: Resource>(obj: &K) -> Result<String, KeyError> {
             key
         }
         _ => name.to_owned(),
-    })
+    }
 }
 
 /// A [`KeyFunc`] that applies [`meta_namespace_key`].

@@ -6,7 +6,7 @@
 //! - [`Indexer`] is the store an informer keeps: objects by `namespace/name` as [`Arc`](std::sync::Arc)s, with
 //!   indexes ([`IndexFunc`]) maintained incrementally under one read-write lock, an optional
 //!   transformer and resource-version tracking. [`ThreadSafeStore`] is its keyed core.
-//! - Key functions ([`meta_namespace_key`], [`split_meta_namespace_key`],
+//! - Key functions ([`meta_namespace_key`], [`namespace_key`], [`split_meta_namespace_key`],
 //!   [`deletion_handling_meta_namespace_key`]) and the [`DeletedFinalStateUnknown`] tombstone.
 //! - [`Lister`] and [`NamespaceLister`] read an indexer with label selectors
 //!   ([`parse_label_selector`]).
@@ -63,7 +63,7 @@ pub use indexer::{Indexer, TransformFunc};
 pub use key::{
     DeletedFinalStateUnknown, ExplicitKey, KeyFunc, MaybeTombstone, ObjectKey,
     deletion_handling_meta_namespace_key, meta_namespace_key, meta_namespace_key_func,
-    split_meta_namespace_key,
+    namespace_key, split_meta_namespace_key,
 };
 pub use lister::{Lister, NamespaceLister};
 pub use selector::{SelectorError, parse_label_selector};
