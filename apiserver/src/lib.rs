@@ -43,13 +43,16 @@ mod encode;
 mod error;
 mod filter;
 mod http;
+mod kinds;
 mod object;
+mod openapi;
 mod patch;
 mod query;
 mod resource;
 mod server;
 mod storage;
 mod testing;
+mod validation;
 mod write;
 
 pub use cache::{CacheConfig, WatchCache};

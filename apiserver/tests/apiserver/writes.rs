@@ -32,9 +32,28 @@ async fn create_sets_uid_creation_timestamp_generation_and_resource_version() {
     let m = &cm["metadata"];
     assert!(m["uid"].as_str().unwrap().len() >= 32);
     assert!(m["creationTimestamp"].is_string());
-    assert_eq!(m["generation"], 1);
     assert_eq!(m["namespace"], "default");
     assert!(rv(&cm) > 0);
+    let (_, d) = post(&c, DEPLOYS, &deployment("web", "img:1")).await;
+    assert_eq!(d["metadata"]["generation"], 1);
+}
+
+#[tokio::test]
+async fn configmaps_and_other_kinds_without_a_spec_get_no_generation() {
+    let s = start().await;
+    let c = client(&s);
+    let (_, cm) = post(&c, CMS, &configmap("a", "1")).await;
+    assert!(cm["metadata"].get("generation").is_none(), "{cm}");
+    let (code, cm) = put(&c, &format!("{CMS}/a"), &configmap("a", "2")).await;
+    assert_eq!(code, 200);
+    assert!(cm["metadata"].get("generation").is_none(), "{cm}");
+    let (_, ns) = post(
+        &c,
+        "/api/v1/namespaces",
+        &json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "n1"}}),
+    )
+    .await;
+    assert!(ns["metadata"].get("generation").is_none(), "{ns}");
 }
 
 #[tokio::test]
@@ -341,6 +360,39 @@ async fn discovery_lists_core_and_group_resources() {
     );
     let nodes = core.resources.iter().find(|r| r.name == "nodes").unwrap();
     assert!(!nodes.namespaced);
+}
+
+#[tokio::test]
+async fn discovery_puts_workloads_and_services_in_the_all_category() {
+    let s = start().await;
+    let c = client(&s);
+    let core = c.list_core_api_resources("v1").await.unwrap();
+    let apps = c.list_api_group_resources("apps/v1").await.unwrap();
+    let batch = c.list_api_group_resources("batch/v1").await.unwrap();
+    let all = |r: &k8s_openapi::apimachinery::pkg::apis::meta::v1::APIResource| {
+        r.categories
+            .as_ref()
+            .is_some_and(|c| c.iter().any(|c| c == "all"))
+    };
+    let in_all: Vec<&str> = [&core, &apps, &batch]
+        .iter()
+        .flat_map(|l| l.resources.iter())
+        .filter(|r| all(r))
+        .map(|r| r.name.as_str())
+        .collect();
+    assert_eq!(
+        in_all,
+        [
+            "pods",
+            "services",
+            "deployments",
+            "replicasets",
+            "statefulsets",
+            "daemonsets",
+            "jobs",
+            "cronjobs"
+        ]
+    );
 }
 
 #[tokio::test]
