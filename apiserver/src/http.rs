@@ -222,6 +222,12 @@ async fn handle_inner(shared: &Arc<Shared>, req: Request) -> Result<Response, Ap
         }
         (&Method::GET, Some(name), None) if query.flag("watch") => watch_named(&ctx, name).await,
         (&Method::GET, Some(name), None | Some("status")) => get(&ctx, name).await,
+        (method, Some(name), Some("scale")) if def.scale_subresource => match *method {
+            Method::GET => crate::scale::get(&ctx, name).await,
+            Method::PUT => crate::scale::write(&ctx, name, false).await,
+            Method::PATCH => crate::scale::write(&ctx, name, true).await,
+            _ => Err(ApiError::method_not_allowed()),
+        },
         (&Method::POST, None, None) if def.namespaced == rp.namespace.is_some() => {
             crate::write::create(&ctx).await
         }
@@ -263,6 +269,11 @@ pub(crate) struct RequestCtx<'a> {
 }
 
 impl RequestCtx<'_> {
+    /// Whether the request is a dry run (`dryRun=All`): validated and answered, not stored.
+    pub(crate) fn dry_run(&self) -> bool {
+        self.query.get("dryRun") == Some("All")
+    }
+
     /// The storage key of `name` in the request's namespace.
     pub(crate) fn key(&self, name: &str) -> String {
         self.def.storage_key(self.path.namespace, name)
@@ -751,6 +762,12 @@ fn discovery(shared: &Shared, route: Route<'_>, headers: &HeaderMap) -> Result<R
                     resource["categories"] = json!(def.categories);
                 }
                 resources.push(resource);
+                if def.scale_subresource {
+                    resources.push(json!({
+                        "name": format!("{}/scale", def.api.plural), "singularName": "", "namespaced": def.namespaced,
+                        "group": "autoscaling", "version": "v1", "kind": "Scale", "verbs": ["get", "patch", "update"],
+                    }));
+                }
                 if def.status_subresource {
                     resources.push(json!({
                         "name": format!("{}/status", def.api.plural), "singularName": "", "namespaced": def.namespaced,

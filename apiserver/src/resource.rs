@@ -23,6 +23,9 @@ pub struct ResourceDef {
     /// Whether the resource has a `status` subresource (writes to the main resource then keep
     /// the stored status, and `/status` writes change only the status).
     pub status_subresource: bool,
+    /// Whether the resource has a `scale` subresource (an `autoscaling/v1` `Scale` of
+    /// `spec.replicas`).
+    pub scale_subresource: bool,
     /// The categories it belongs to in discovery (`all` for what `kubectl get all` lists).
     pub categories: Vec<String>,
     /// Whether the server keeps `metadata.generation` (set to 1 on create, bumped when anything
@@ -42,6 +45,7 @@ impl ResourceDef {
             fields: Vec::new(),
             trigger_field: None,
             status_subresource: false,
+            scale_subresource: false,
             categories: Vec::new(),
             generation: false,
         }
@@ -83,6 +87,13 @@ impl ResourceDef {
     #[must_use]
     fn with_status(mut self) -> Self {
         self.status_subresource = true;
+        self
+    }
+
+    /// Has a `scale` subresource.
+    #[must_use]
+    fn with_scale(mut self) -> Self {
+        self.scale_subresource = true;
         self
     }
 
@@ -225,16 +236,19 @@ pub fn builtin_resources() -> Vec<ResourceDef> {
             .short(&["deploy"])
             .with_status()
             .with_generation()
+            .with_scale()
             .in_all(),
         b("apps", "v1", "ReplicaSet", "replicasets", true)
             .short(&["rs"])
             .with_status()
             .with_generation()
+            .with_scale()
             .in_all(),
         b("apps", "v1", "StatefulSet", "statefulsets", true)
             .short(&["sts"])
             .with_status()
             .with_generation()
+            .with_scale()
             .in_all(),
         b("apps", "v1", "DaemonSet", "daemonsets", true)
             .short(&["ds"])

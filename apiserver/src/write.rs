@@ -37,24 +37,40 @@ fn random_suffix() -> String {
         .collect()
 }
 
-/// Parses a request body (JSON or YAML) into an object of `def`'s kind.
-fn parse_object(ctx: &RequestCtx<'_>) -> Result<Object, ApiError> {
-    let is_yaml = ctx
+/// A request body as JSON: JSON, YAML or Kubernetes' protobuf encoding by Content-Type (absent:
+/// JSON); other media types are 415 as the API server answers.
+fn body_value(ctx: &RequestCtx<'_>) -> Result<Value, ApiError> {
+    let content_type = ctx
         .headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|ct| ct.contains("yaml"));
-    let value: Value = if is_yaml {
-        let text = std::str::from_utf8(&ctx.body)
-            .map_err(|_| ApiError::bad_request("the body is not UTF-8"))?;
-        serde_saphyr::from_str(text)
-            .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?
-    } else {
-        serde_json::from_slice(&ctx.body).map_err(|e| {
+        .unwrap_or("");
+    let media_type = content_type.split(';').next().unwrap_or("").trim();
+    match media_type {
+        crate::protobuf::MEDIA_TYPE => crate::protobuf::decode(&ctx.body),
+        "application/yaml" | "application/x-yaml" | "text/yaml" => {
+            let text = std::str::from_utf8(&ctx.body)
+                .map_err(|_| ApiError::bad_request("the body is not UTF-8"))?;
+            serde_saphyr::from_str(text)
+                .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))
+        }
+        "" | "*/*" | "application/json" => serde_json::from_slice(&ctx.body).map_err(|e| {
             ApiError::bad_request(format!("couldn't get version/kind; json parse error: {e}"))
-        })?
-    };
-    object_of(ctx.def, value)
+        }),
+        _ => Err(ApiError::new(
+            415,
+            "UnsupportedMediaType",
+            format!(
+                "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, {}",
+                crate::protobuf::MEDIA_TYPE
+            ),
+        )),
+    }
+}
+
+/// Parses a request body into an object of `def`'s kind.
+fn parse_object(ctx: &RequestCtx<'_>) -> Result<Object, ApiError> {
+    object_of(ctx.def, body_value(ctx)?)
 }
 
 /// Builds an object of `def`'s kind from JSON, which must decode into the kind's type.
@@ -187,10 +203,28 @@ async fn store_new(
         .map_err(|e| storage_status(def, &name, e))
 }
 
-/// POST to a collection.
+/// POST to a collection (with `dryRun=All`: everything but storing).
 pub(crate) async fn create(ctx: &RequestCtx<'_>) -> Result<Response, ApiError> {
     let obj = parse_object(ctx)?;
     let obj = prepare_create(ctx.def, ctx.path.namespace, obj, false)?;
+    if ctx.dry_run() {
+        let name = obj.meta().name.clone().unwrap_or_default();
+        let key = ctx.def.storage_key(obj.meta().namespace.as_deref(), &name);
+        let existing = ctx
+            .shared
+            .storage
+            .get(key)
+            .await
+            .map_err(|e| storage_status(ctx.def, &name, e))?;
+        if existing.is_some() {
+            return Err(ApiError::already_exists(
+                &ctx.def.api.group,
+                &ctx.def.api.plural,
+                &name,
+            ));
+        }
+        return Ok(ctx.object_response(201, &Arc::new(obj)));
+    }
     let created = store_new(ctx.shared, ctx.def, obj).await?;
     Ok(ctx.object_response(201, &created))
 }
@@ -269,13 +303,32 @@ async fn finish_write(
 }
 
 async fn update_with(ctx: &RequestCtx<'_>, name: &str, f: UpdateFn) -> Result<Response, ApiError> {
-    let obj = ctx
-        .shared
-        .storage
+    let obj = guaranteed_update(ctx, name, f).await?;
+    if ctx.dry_run() {
+        return Ok(ctx.object_response(200, &obj));
+    }
+    finish_write(ctx, name, obj).await
+}
+
+/// Runs `f` on the current object and stores the result, or with `dryRun=All` only answers
+/// what would be stored.
+pub(crate) async fn guaranteed_update(
+    ctx: &RequestCtx<'_>,
+    name: &str,
+    mut f: UpdateFn,
+) -> Result<Arc<Object>, ApiError> {
+    let storage = &ctx.shared.storage;
+    if ctx.dry_run() {
+        let cur = storage
+            .get(ctx.key(name))
+            .await
+            .map_err(|e| storage_status(ctx.def, name, e))?;
+        return f(cur.as_ref()).map(Arc::new);
+    }
+    storage
         .guaranteed_update(ctx.key(name), f)
         .await
-        .map_err(|e| storage_status(ctx.def, name, e))?;
-    finish_write(ctx, name, obj).await
+        .map_err(|e| storage_status(ctx.def, name, e))
 }
 
 /// PUT to an object or its status.
@@ -329,12 +382,8 @@ pub(crate) async fn update(
     update_with(ctx, name, f).await
 }
 
-/// PATCH of an object or its status.
-pub(crate) async fn patch(
-    ctx: &RequestCtx<'_>,
-    name: &str,
-    status_only: bool,
-) -> Result<Response, ApiError> {
+/// The patch type (from Content-Type) and the patch of a PATCH request.
+pub(crate) fn read_patch(ctx: &RequestCtx<'_>) -> Result<(PatchKind, Value), ApiError> {
     let content_type = ctx
         .headers
         .get(header::CONTENT_TYPE)
@@ -352,6 +401,16 @@ pub(crate) async fn patch(
         serde_json::from_slice(&ctx.body)
             .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?
     };
+    Ok((kind, patch_value))
+}
+
+/// PATCH of an object or its status.
+pub(crate) async fn patch(
+    ctx: &RequestCtx<'_>,
+    name: &str,
+    status_only: bool,
+) -> Result<Response, ApiError> {
+    let (kind, patch_value) = read_patch(ctx)?;
     let def = Arc::clone(ctx.def);
     let owned_name = name.to_owned();
     let namespace = ctx.path.namespace.map(str::to_owned);
@@ -403,12 +462,12 @@ pub(crate) async fn patch(
     update_with(ctx, name, f).await
 }
 
-fn preconditions(body: &[u8]) -> Result<Preconditions, ApiError> {
-    if body.iter().all(u8::is_ascii_whitespace) {
+/// The preconditions of a DELETE's `DeleteOptions` body (validated).
+fn preconditions(ctx: &RequestCtx<'_>) -> Result<Preconditions, ApiError> {
+    if ctx.body.iter().all(u8::is_ascii_whitespace) {
         return Ok(Preconditions::default());
     }
-    let v: Value = serde_json::from_slice(body)
-        .map_err(|e| ApiError::bad_request(format!("error decoding DeleteOptions: {e}")))?;
+    let v = body_value(ctx)?;
     validation::delete_options(v.get("propagationPolicy").and_then(Value::as_str))?;
     let pre = &v["preconditions"];
     let resource_version = match pre.get("resourceVersion").and_then(Value::as_str) {
@@ -426,7 +485,7 @@ fn preconditions(body: &[u8]) -> Result<Preconditions, ApiError> {
 /// DELETE of an object: objects with finalizers get a deletionTimestamp instead.
 pub(crate) async fn delete(ctx: &RequestCtx<'_>, name: &str) -> Result<Response, ApiError> {
     validation::delete_options(ctx.query.get("propagationPolicy"))?;
-    let pre = preconditions(&ctx.body)?;
+    let pre = preconditions(ctx)?;
     let key = ctx.key(name);
     let current = ctx
         .shared
@@ -441,6 +500,9 @@ pub(crate) async fn delete(ctx: &RequestCtx<'_>, name: &str) -> Result<Response,
             name,
         ));
     };
+    if ctx.dry_run() {
+        return Ok(ctx.object_response(200, &current));
+    }
     if current
         .meta()
         .finalizers
@@ -546,6 +608,10 @@ pub(crate) async fn delete_collection(ctx: &RequestCtx<'_>) -> Result<Response, 
     let mut deleted = Vec::new();
     let mut last_rv = page.revision;
     for obj in page.items.into_iter().filter(|o| filter.matches(o)) {
+        if ctx.dry_run() {
+            deleted.push(obj);
+            continue;
+        }
         let name = obj.meta().name.clone().unwrap_or_default();
         let key = ctx.def.storage_key(obj.meta().namespace.as_deref(), &name);
         match ctx
