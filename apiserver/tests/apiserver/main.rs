@@ -6,5 +6,6 @@ mod kubectl;
 mod lists;
 mod reflector;
 mod support;
+mod validation;
 mod watches;
 mod writes;
