@@ -49,6 +49,8 @@ mod query;
 mod resource;
 mod server;
 mod storage;
+#[cfg(feature = "etcd")]
+mod test_etcd;
 mod testing;
 mod write;
 
@@ -60,6 +62,10 @@ pub use resource::{ResourceDef, builtin_resources};
 pub use server::{ApiServer, ApiServerBuilder, ServerConfig};
 pub use storage::{
     DEFAULT_HISTORY, EventType, ListRequest, ListResult, MemoryStorage, Preconditions, Storage,
-    StorageError, StorageEvent, StorageFuture, StorageWatch, UpdateFn, WatchItem,
+    StorageError, StorageEvent, StorageFuture, StorageWatch, UpdateFn, WatchItem, is_unchanged,
 };
+#[cfg(feature = "etcd")]
+pub use storage::{DEFAULT_PREFIX, EtcdConfig, EtcdStorage};
+#[cfg(feature = "etcd")]
+pub use test_etcd::TestEtcd;
 pub use testing::{ServeError, TestServer, client_config, client_for, serve};

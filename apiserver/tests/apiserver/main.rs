@@ -5,6 +5,7 @@ mod faults;
 mod kubectl;
 mod lists;
 mod reflector;
+mod storage;
 mod support;
 mod watches;
 mod writes;
