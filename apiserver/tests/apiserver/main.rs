@@ -4,6 +4,7 @@ mod clients;
 mod faults;
 mod kubectl;
 mod lists;
+mod noop_writes;
 mod reflector;
 mod storage;
 mod support;
