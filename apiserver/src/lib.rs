@@ -55,6 +55,8 @@ mod resource;
 mod scale;
 mod server;
 mod storage;
+#[cfg(feature = "etcd")]
+mod test_etcd;
 mod testing;
 mod validation;
 mod write;
@@ -67,6 +69,10 @@ pub use resource::{ResourceDef, builtin_resources};
 pub use server::{ApiServer, ApiServerBuilder, ServerConfig};
 pub use storage::{
     DEFAULT_HISTORY, EventType, ListRequest, ListResult, MemoryStorage, Preconditions, Storage,
-    StorageError, StorageEvent, StorageFuture, StorageWatch, UpdateFn, WatchItem,
+    StorageError, StorageEvent, StorageFuture, StorageWatch, UpdateFn, WatchItem, is_unchanged,
 };
+#[cfg(feature = "etcd")]
+pub use storage::{DEFAULT_PREFIX, EtcdConfig, EtcdStorage};
+#[cfg(feature = "etcd")]
+pub use test_etcd::TestEtcd;
 pub use testing::{ServeError, TestServer, client_config, client_for, serve};
