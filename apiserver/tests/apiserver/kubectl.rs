@@ -1,19 +1,9 @@
 //! kubectl against the `kcache-apiserver` binary (skipped when kubectl is not installed).
 
-use std::io::{BufRead, BufReader, Read};
-use std::process::{Child, Command, Stdio};
+use std::io::Read;
+use std::process::{Command, Stdio};
 
-struct Binary {
-    child: Child,
-    kubeconfig: std::path::PathBuf,
-}
-
-impl Drop for Binary {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use crate::binary::{Binary, start_binary, temp_dir};
 
 fn kubectl_path() -> Option<std::path::PathBuf> {
     let path = std::env::var_os("KUBECTL")
@@ -26,23 +16,6 @@ fn kubectl_path() -> Option<std::path::PathBuf> {
         .ok()
         .filter(|o| o.status.success())
         .map(|_| path)
-}
-
-fn start_binary(dir: &std::path::Path) -> Binary {
-    let kubeconfig = dir.join("kubeconfig");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kcache-apiserver"))
-        .args(["--listen", "127.0.0.1:0", "--write-kubeconfig"])
-        .arg(&kubeconfig)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    assert!(line.starts_with("http://127.0.0.1:"), "{line}");
-    Binary { child, kubeconfig }
 }
 
 /// Runs kubectl; returns its exit code and standard output.
@@ -81,8 +54,7 @@ fn session(name: &str) -> Option<(std::path::PathBuf, Binary, std::path::PathBuf
         eprintln!("SKIPPED: kubectl is not installed (set KUBECTL to its path to run this test)");
         return None;
     };
-    let dir = std::env::temp_dir().join(format!("kcache-kubectl-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = temp_dir("kubectl", name);
     let server = start_binary(&dir);
     Some((kc, server, dir))
 }

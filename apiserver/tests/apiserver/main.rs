@@ -1,10 +1,12 @@
 //! Integration tests of kcache-apiserver over real HTTP.
 
+mod binary;
 mod clients;
 mod faults;
 mod kubectl;
 mod lists;
 mod noop_writes;
+mod python;
 mod reflector;
 mod storage;
 mod support;
