@@ -2,6 +2,7 @@
 
 mod clients;
 mod faults;
+mod hostile;
 mod kubectl;
 mod lists;
 mod reflector;
