@@ -90,7 +90,7 @@ impl Filter {
 }
 
 /// Parses `a=b,c!=d,e==f` (backslash escapes `,`, `=` and `!` in values).
-fn parse_field_selector(selector: &str) -> Result<Vec<FieldRequirement>, ApiError> {
+pub(crate) fn parse_field_selector(selector: &str) -> Result<Vec<FieldRequirement>, ApiError> {
     let mut out = Vec::new();
     let mut parts = Vec::new();
     let mut cur = String::new();
@@ -144,18 +144,20 @@ fn parse_field_selector(selector: &str) -> Result<Vec<FieldRequirement>, ApiErro
     Ok(out)
 }
 
+/// Splits `s` at the first `op` not escaped by a backslash. Walks characters, not bytes: `s`
+/// may hold multi-byte characters anywhere.
 fn split_unescaped<'a>(s: &'a str, op: &str) -> Option<(&'a str, &'a str)> {
-    let bytes = s.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'\\' {
-            i += 2;
-            continue;
+    let mut escaped = false;
+    for (i, c) in s.char_indices() {
+        if escaped {
+            escaped = false;
+        } else if c == '\\' {
+            escaped = true;
+        } else if let (Some(head), Some(rest)) = (s.get(..i), s.get(i..))
+            && let Some(tail) = rest.strip_prefix(op)
+        {
+            return Some((head, tail));
         }
-        if s[i..].starts_with(op) {
-            return Some((&s[..i], &s[i + op.len()..]));
-        }
-        i += 1;
     }
     None
 }
@@ -187,5 +189,20 @@ mod tests {
         assert!(!f[1].equal);
         assert_eq!(f[2].value, "x,y");
         assert!(parse_field_selector("nonsense").is_err());
+    }
+
+    #[test]
+    fn multi_byte_characters_in_field_selectors_are_bad_requests_not_panics() {
+        for selector in ["metadata.name€€", "€", "metadata.name\\€€", "a\\"] {
+            let err = parse_field_selector(selector).unwrap_err();
+            assert_eq!(err.code, 400, "{selector:?}");
+        }
+        // Syntax only: an unknown field is rejected later, against the resource.
+        let f = parse_field_selector("metadata.name=€€,€!=\\€,€\\€=€").unwrap();
+        assert_eq!(f[0].value, "€€");
+        assert_eq!(
+            (f[1].field.as_str(), f[1].equal, f[1].value.as_str()),
+            ("€", false, "€")
+        );
     }
 }

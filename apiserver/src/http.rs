@@ -375,6 +375,12 @@ fn decode_continue(token: &str) -> Result<ContinueToken, ApiError> {
     Ok(token)
 }
 
+/// The revision of a continue token: [`crate::fuzzing::continue_token`].
+#[cfg(feature = "fuzzing")]
+pub(crate) fn continue_revision(token: &str) -> Result<u64, ApiError> {
+    decode_continue(token).map(|t| t.rv)
+}
+
 /// Lists from storage at `revision` (None: current) from `start` (relative to the resource
 /// prefix), keeping `limit` items passing `filter`.
 async fn list_storage(

@@ -44,6 +44,9 @@ mod cacher;
 mod encode;
 mod error;
 mod filter;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod http;
 mod kinds;
 mod object;

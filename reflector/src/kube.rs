@@ -749,6 +749,38 @@ async fn decode_watch<K, S>(
     }
 }
 
+/// The whole decoding of a watch body, synchronously: [`crate::fuzzing::watch_body`].
+#[cfg(feature = "fuzzing")]
+pub(crate) fn decode_watch_body<K: DeserializeOwned>(
+    body: &[u8],
+    chunk: usize,
+    max_line: usize,
+    expected_kind: Option<&str>,
+) -> usize {
+    let mut lines = Lines::new(max_line);
+    let mut events = 0;
+    let mut decode = |lines: &mut Lines| {
+        while let Some(batch) = lines.take_batch() {
+            for event in decode_batch::<K>(&batch, expected_kind) {
+                if event.is_err() {
+                    return false;
+                }
+                events += 1;
+            }
+        }
+        true
+    };
+    for part in body.chunks(chunk.max(1)) {
+        if lines.push(part).is_err() || !decode(&mut lines) {
+            return events;
+        }
+    }
+    if lines.finish().is_ok() {
+        decode(&mut lines);
+    }
+    events
+}
+
 impl<K> ListerWatcher<K> for KubeListerWatcher<K>
 where
     K: Resource + DeserializeOwned + Send + Sync + 'static,

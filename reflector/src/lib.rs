@@ -58,6 +58,9 @@
 mod backoff;
 mod decode;
 mod error;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod kube;
 mod list_scan;
 mod list_watch;

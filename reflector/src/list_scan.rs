@@ -229,6 +229,27 @@ impl ListScanner {
     }
 }
 
+/// The whole decoding of a list body, synchronously: [`crate::fuzzing::list_body`].
+#[cfg(feature = "fuzzing")]
+pub(crate) fn decode_list_body<K: serde::de::DeserializeOwned>(
+    body: &[u8],
+    chunk: usize,
+) -> Option<usize> {
+    let mut scanner = ListScanner::default();
+    let mut batches = Vec::new();
+    for part in body.chunks(chunk.max(1)) {
+        scanner.feed(part, &mut batches).ok()?;
+    }
+    scanner.finish().ok()?;
+    let mut items = 0;
+    for batch in batches {
+        items += crate::decode::decode_items::<K>(&batch.body, &batch.items, None)
+            .ok()?
+            .len();
+    }
+    Some(items)
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;

@@ -124,17 +124,15 @@ impl Parser<'_> {
     /// A keyword (`in`, `notin`) followed by a non-word character.
     fn eat_keyword(&mut self, keyword: &str) -> bool {
         self.skip_ws();
-        let rest = self.rest();
-        let follows_ok = rest[keyword.len().min(rest.len())..]
-            .chars()
-            .next()
-            .is_none_or(|c| !is_word_char(c));
-        if rest.starts_with(keyword) && follows_ok {
+        // What follows is looked at by character: the next one may be several bytes long.
+        let follows_ok = self
+            .rest()
+            .strip_prefix(keyword)
+            .is_some_and(|after| after.chars().next().is_none_or(|c| !is_word_char(c)));
+        if follows_ok {
             self.pos += keyword.len();
-            true
-        } else {
-            false
         }
+        follows_ok
     }
 
     fn key(&mut self) -> Result<String, SelectorError> {

@@ -1,8 +1,10 @@
 //! kcache's automation. `cargo xtask ci` runs every check CI runs, in order, stopping at the
 //! first failure, with a one-line summary and the duration of each step.
 //!
-//! Other commands: `cargo xtask layering` (only the dependency layering check).
+//! Other commands: `cargo xtask layering` (only the dependency layering check) and
+//! `cargo xtask fuzz [target] [--seconds N]` (the cargo-fuzz targets of `fuzz/`; not in CI).
 
+mod fuzz;
 mod layering;
 mod metadata;
 #[cfg(test)]
@@ -116,19 +118,24 @@ fn ci() -> ExitCode {
     ExitCode::SUCCESS
 }
 
+fn exit_code(result: Result<(), String>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("ci") => ci(),
-        Some("layering") => match layering::check() {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("{e}");
-                ExitCode::FAILURE
-            }
-        },
+        Some("layering") => exit_code(layering::check()),
+        Some("fuzz") => exit_code(fuzz::run(args.get(1..).unwrap_or_default())),
         _ => {
-            eprintln!("usage: cargo xtask <ci|layering>");
+            eprintln!("usage: cargo xtask <ci|layering|fuzz [target] [--seconds N]>");
             ExitCode::FAILURE
         }
     }

@@ -3,6 +3,7 @@
 mod binary;
 mod clients;
 mod faults;
+mod hostile;
 mod kubectl;
 mod lists;
 mod noop_writes;

@@ -4,6 +4,7 @@ mod common;
 mod concurrency;
 mod delta_fifo;
 mod fifo;
+mod hostile;
 mod proptests;
 mod rate_limiter;
 mod real_fifo;

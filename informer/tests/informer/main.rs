@@ -4,6 +4,7 @@ mod common;
 mod controller;
 mod e2e;
 mod handlers;
+mod hostile;
 mod logs;
 mod object_cache;
 mod processor;

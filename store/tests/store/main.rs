@@ -1,6 +1,7 @@
 //! Integration tests of kcache-store, one module per part of the crate.
 
 mod concurrency;
+mod hostile;
 mod indexer;
 mod keys;
 mod lister;
