@@ -2,7 +2,8 @@
 //! for tests and local development.
 //!
 //! - [`Storage`] is the source of truth with a global revision (etcd's role);
-//!   [`MemoryStorage`] keeps a bounded, compacting multi-version history.
+//!   [`MemoryStorage`] keeps a bounded, compacting multi-version history; with the `etcd`
+//!   feature, `EtcdStorage` keeps the objects in etcd v3 (`TestEtcd` runs one for tests).
 //! - Per resource, a kcache-reflector [`Reflector`](kcache_reflector::Reflector) lists and watches storage through a [`ListerWatcher`]
 //!   ([`StorageListerWatcher`]) and feeds a [`WatchCache`] through the kcache-store
 //!   [`Store`](kcache_store::Store) trait: the current state (an

@@ -67,12 +67,25 @@ impl TestEtcd {
         let mut etcd = Self {
             binary,
             data_dir,
-            client_port: free_port()?,
-            peer_port: free_port()?,
+            client_port: 0,
+            peer_port: 0,
             child: None,
         };
-        etcd.restart().await?;
-        Ok(Some(etcd))
+        // A port found free may be taken by another process before etcd binds it: then etcd
+        // exits, and another pair of ports is tried.
+        let mut attempts = 3;
+        loop {
+            etcd.client_port = free_port()?;
+            etcd.peer_port = free_port()?;
+            match etcd.restart().await {
+                Ok(()) => return Ok(Some(etcd)),
+                Err(e) if attempts > 1 && e.kind() == std::io::ErrorKind::AddrInUse => {
+                    attempts -= 1;
+                    let _ = std::fs::remove_dir_all(&etcd.data_dir);
+                }
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     /// The client URL, `http://127.0.0.1:PORT`.
@@ -123,18 +136,30 @@ impl TestEtcd {
             .ok_or_else(|| std::io::Error::other("etcd's stderr is not piped"))?;
         self.child = Some(child);
         let mut lines = BufReader::new(stderr).lines();
+        let mut last = String::new();
         let ready = tokio::time::timeout(START_TIMEOUT, async {
             while let Some(line) = lines.next_line().await? {
                 if line.contains(READY) {
                     return Ok(true);
                 }
+                last = line;
             }
             Ok::<_, std::io::Error>(false)
         })
         .await;
         match ready {
             Ok(Ok(true)) => {}
-            Ok(Ok(false)) => return Err(std::io::Error::other("etcd exited before it was ready")),
+            Ok(Ok(false)) => {
+                let kind = if last.contains("address already in use") {
+                    std::io::ErrorKind::AddrInUse
+                } else {
+                    std::io::ErrorKind::Other
+                };
+                return Err(std::io::Error::new(
+                    kind,
+                    format!("etcd exited before it was ready: {last}"),
+                ));
+            }
             Ok(Err(e)) => return Err(e),
             Err(_) => return Err(std::io::Error::other("etcd was not ready within 30 s")),
         }

@@ -25,6 +25,14 @@ use super::{
 };
 use crate::object::Object;
 
+/// The largest gRPC message read from etcd (etcd-client's default is 4 MiB; a watch response
+/// may batch many large objects).
+const MAX_MESSAGE: usize = 1 << 30;
+
+/// How many keys one range request reads: longer lists are read in pages at one revision, as
+/// the Kubernetes etcd3 store does, so that no response grows without bound.
+const PAGE: usize = 1000;
+
 /// The default etcd key prefix, as in Kubernetes.
 pub const DEFAULT_PREFIX: &str = "/registry";
 
@@ -70,19 +78,24 @@ impl EtcdConfig {
 ///   resourceVersion = the key's `mod_revision`;
 /// - create: a transaction putting the key only if its `create_revision` is 0; updates and
 ///   deletes: transactions comparing the `mod_revision` read (retried on a race);
-/// - list: a range read at a revision with a limit, the count of the rest giving `remaining`;
+/// - list: range reads at one revision, 1,000 keys per request, up to the limit; etcd's count
+///   of the keys after the start gives `remaining`;
 /// - watch: an etcd watch from the revision after the one asked for, with previous values and
 ///   progress notifications, re-established from where it was when the connection breaks
 ///   (etcd restarted); compaction ends it with [`StorageError::Compacted`];
 /// - revision (consistent reads): a linearizable read of the prefix, whose header carries
 ///   etcd's current revision.
 ///
-/// Progress notifications: every response tells the storage etcd's revision; a watch that has
-/// delivered less asks etcd for progress (`RequestProgress`). etcd before 3.4.25 / 3.5.8 may
-/// answer such a request before the event of the same revision (etcd issue 15220), so, as the
-/// Kubernetes watch cache does, a requested notification of revision `R` is trusted as `R - 1`
-/// until a second one confirms `R`. Notifications etcd sends on its own (every
-/// `--experimental-watch-progress-notify-interval`) are ordered with the events and trusted.
+/// Progress notifications (what lets an idle resource's watch cache reach the storage's
+/// revision, so that consistent reads need not wait): etcd's own, sent every
+/// `--experimental-watch-progress-notify-interval` (10 min by default: run etcd with a short
+/// one, such as 100 ms, as [`TestEtcd`](crate::TestEtcd) does) to a watch that is synced, are
+/// ordered with its events and trusted. On top of these, a watch that is behind a revision the
+/// storage has seen in any response asks etcd for progress (`RequestProgress`), but only once
+/// it has delivered the history up to its creation: etcd before 3.4.25 / 3.5.8 answers such a
+/// request at once, before the events still due to a watch catching up, and may answer before
+/// the event of the same revision (etcd issue 15220), so an answer of revision `R` is trusted as
+/// `R - 1` until a second one confirms `R`, as the Kubernetes watch cache does.
 pub struct EtcdStorage {
     client: Client,
     prefix: String,
@@ -163,6 +176,12 @@ impl EtcdStorage {
         }
     }
 
+    fn kv(&self) -> etcd_client::KvClient {
+        self.client
+            .kv_client()
+            .max_decoding_message_size(MAX_MESSAGE)
+    }
+
     /// The etcd key of a storage key.
     fn etcd_key(&self, key: &str) -> Vec<u8> {
         format!("{}/{}", self.prefix, key.trim_start_matches('/')).into_bytes()
@@ -218,7 +237,7 @@ impl EtcdStorage {
 
     /// The current object of `key` and its `mod_revision` (0: absent).
     async fn current(&self, key: &[u8]) -> Result<(Option<Arc<Object>>, i64), StorageError> {
-        let mut kv = self.client.kv_client();
+        let mut kv = self.kv();
         let response = kv.get(key, None).await.map_err(backend)?;
         self.saw_header(response.header());
         match response.kvs().first() {
@@ -239,7 +258,7 @@ impl EtcdStorage {
             .when([Compare::mod_revision(key, CompareOp::Equal, expected)])
             .and_then([op])
             .or_else([TxnOp::get(key, None)]);
-        let mut kv = self.client.kv_client();
+        let mut kv = self.kv();
         let response = kv.txn(txn).await.map_err(backend)?;
         let revision = self.saw_header(response.header());
         if response.succeeded() {
@@ -313,53 +332,58 @@ impl EtcdStorage {
 
     async fn range(&self, request: ListRequest) -> Result<ListResult, StorageError> {
         let prefix = self.etcd_key(&request.prefix);
-        let start = match request.start_key.as_deref() {
+        let end = range_end(&prefix);
+        let mut start = match request.start_key.as_deref() {
             Some(start) if start > request.prefix.as_str() => self.etcd_key(start),
             _ => prefix.clone(),
         };
         let requested = request.revision.filter(|r| *r > 0);
-        let mut options = GetOptions::new().with_range(range_end(&prefix));
-        if let Some(revision) = requested {
-            options = options.with_revision(to_revision(revision));
-        }
-        if let Some(limit) = request.limit.filter(|l| *l > 0) {
-            options = options.with_limit(i64::try_from(limit).unwrap_or(i64::MAX));
-        }
-        let mut kv = self.client.kv_client();
-        let mut response = kv
-            .get(start, Some(options))
-            .await
-            .map_err(|e| self.read_error(e, requested.unwrap_or(0)))?;
-        let header_revision = self.saw_header(response.header());
-        let count = from_revision(response.count());
-        let more = response.more();
-        let kvs = response.take_kvs();
-        let last_key = if more {
-            kvs.last()
-                .map(|kv| self.storage_key(&request.prefix, &prefix, kv.key()))
-        } else {
-            None
-        };
-        let remaining = if more {
-            count.saturating_sub(kvs.len() as u64)
-        } else {
-            0
-        };
-        let mut items = Vec::with_capacity(kvs.len());
-        for kv in &kvs {
-            match Self::decode(kv) {
-                Ok(object) => items.push(Arc::new(object)),
-                Err(e) => {
-                    tracing::error!(error = %e, "skipping a stored value that does not decode")
+        let mut revision = requested;
+        let want = request.limit.filter(|l| *l > 0).unwrap_or(usize::MAX);
+        let mut items = Vec::new();
+        loop {
+            let page = (want - items.len()).min(PAGE);
+            let mut options = GetOptions::new()
+                .with_range(end.clone())
+                .with_limit(i64::try_from(page).unwrap_or(i64::MAX));
+            if let Some(revision) = revision {
+                options = options.with_revision(to_revision(revision));
+            }
+            let mut response = self
+                .kv()
+                .get(start, Some(options))
+                .await
+                .map_err(|e| self.read_error(e, requested.unwrap_or(0)))?;
+            let at = *revision.get_or_insert(self.saw_header(response.header()));
+            let count = from_revision(response.count());
+            let more = response.more();
+            let kvs = response.take_kvs();
+            for kv in &kvs {
+                match Self::decode(kv) {
+                    Ok(object) => items.push(Arc::new(object)),
+                    Err(e) => {
+                        tracing::error!(error = %e, "skipping a stored value that does not decode");
+                    }
                 }
             }
+            let Some(last) = kvs.last().filter(|_| more) else {
+                return Ok(ListResult {
+                    items,
+                    revision: at,
+                    last_key: None,
+                    remaining: 0,
+                });
+            };
+            if items.len() >= want {
+                return Ok(ListResult {
+                    items,
+                    revision: at,
+                    last_key: Some(self.storage_key(&request.prefix, &prefix, last.key())),
+                    remaining: count.saturating_sub(kvs.len() as u64),
+                });
+            }
+            start = [last.key(), b"\0"].concat();
         }
-        Ok(ListResult {
-            items,
-            revision: requested.unwrap_or(header_revision),
-            last_key,
-            remaining,
-        })
     }
 
     /// The storage key of an etcd key under `etcd_prefix` (the etcd key of `storage_prefix`).
@@ -373,7 +397,7 @@ impl EtcdStorage {
         let options = GetOptions::new()
             .with_range(range_end(&prefix))
             .with_count_only();
-        let mut kv = self.client.kv_client();
+        let mut kv = self.kv();
         let response = kv.get(prefix, Some(options)).await.map_err(backend)?;
         Ok(self.saw_header(response.header()))
     }
@@ -498,9 +522,13 @@ impl WatchTask {
         if self.progress {
             options = options.with_progress_notify();
         }
+        let mut client = self
+            .client
+            .watch_client()
+            .max_decoding_message_size(MAX_MESSAGE);
         let opened = tokio::select! {
             () = self.tx.closed() => return WatchEnd::Dropped,
-            opened = self.client.watch(self.etcd_prefix.clone(), Some(options)) => opened,
+            opened = client.watch(self.etcd_prefix.clone(), Some(options)) => opened,
         };
         let mut stream = match opened {
             Ok(stream) => stream,

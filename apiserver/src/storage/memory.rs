@@ -382,7 +382,6 @@ impl Storage for MemoryStorage {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kube_core::Resource;
 
     fn obj(name: &str) -> Object {
         Object::from_json(

@@ -231,6 +231,33 @@ async fn list_pages_at_one_revision_with_the_count_of_what_follows(backend: Back
     assert_eq!(now.revision, s.revision().await.unwrap());
 }
 
+/// Longer than one etcd range request (1,000 keys): lists are read in pages at one revision.
+async fn list_returns_every_key_however_many(backend: Backend) {
+    let Some(s) = backend.storage().await else {
+        return;
+    };
+    let mut tasks = Vec::new();
+    for w in 0..8 {
+        let s = Arc::clone(&s.inner);
+        tasks.push(tokio::spawn(async move {
+            for i in (w..1201).step_by(8) {
+                let name = format!("cm-{i:04}");
+                s.create(key(&name), cm(&name, "1")).await.unwrap();
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let all = list(&**s, None, None, 0).await.unwrap();
+    assert_eq!(all.items.len(), 1201);
+    assert_eq!(all.last_key, None);
+    let most = list(&**s, None, None, 1100).await.unwrap();
+    assert_eq!(most.items.len(), 1100);
+    assert_eq!(most.remaining, 101);
+    assert_eq!(most.last_key.as_deref(), Some(key("cm-1099").as_str()));
+}
+
 async fn reads_and_watches_before_the_compaction_point_are_compacted(backend: Backend) {
     let Some(s) = backend.storage().await else {
         return;
@@ -336,6 +363,7 @@ on_every_backend!(
     noop_update_keeps_resource_version_and_emits_no_event,
     delete_checks_preconditions_and_returns_the_last_state_at_the_delete_revision,
     list_pages_at_one_revision_with_the_count_of_what_follows,
+    list_returns_every_key_however_many,
     reads_and_watches_before_the_compaction_point_are_compacted,
     reads_at_a_future_revision_fail,
     watch_replays_writes_after_its_revision_with_previous_states,
