@@ -56,6 +56,7 @@ mod scale;
 mod server;
 mod storage;
 mod testing;
+mod token;
 mod validation;
 mod write;
 
