@@ -12,6 +12,7 @@ const FILES: &[&str] = &[
     "api/policy/v1/generated.proto",
     "api/scheduling/v1/generated.proto",
     "api/rbac/v1/generated.proto",
+    "api/authentication/v1/generated.proto",
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -222,6 +222,11 @@ async fn handle_inner(shared: &Arc<Shared>, req: Request) -> Result<Response, Ap
         }
         (&Method::GET, Some(name), None) if query.flag("watch") => watch_named(&ctx, name).await,
         (&Method::GET, Some(name), None | Some("status")) => get(&ctx, name).await,
+        (&Method::POST, Some(name), Some("token"))
+            if def.api.group.is_empty() && def.api.kind == "ServiceAccount" =>
+        {
+            crate::token::create(&ctx, name).await
+        }
         (method, Some(name), Some("scale")) if def.scale_subresource => match *method {
             Method::GET => crate::scale::get(&ctx, name).await,
             Method::PUT => crate::scale::write(&ctx, name, false).await,
@@ -772,6 +777,12 @@ fn discovery(shared: &Shared, route: Route<'_>, headers: &HeaderMap) -> Result<R
                     resources.push(json!({
                         "name": format!("{}/scale", def.api.plural), "singularName": "", "namespaced": def.namespaced,
                         "group": "autoscaling", "version": "v1", "kind": "Scale", "verbs": ["get", "patch", "update"],
+                    }));
+                }
+                if def.api.group.is_empty() && def.api.kind == "ServiceAccount" {
+                    resources.push(json!({
+                        "name": "serviceaccounts/token", "singularName": "", "namespaced": true,
+                        "group": "authentication.k8s.io", "version": "v1", "kind": "TokenRequest", "verbs": ["create"],
                     }));
                 }
                 if def.status_subresource {

@@ -62,6 +62,7 @@ mod storage;
 #[cfg(feature = "etcd")]
 mod test_etcd;
 mod testing;
+mod token;
 mod validation;
 mod write;
 

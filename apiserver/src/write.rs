@@ -39,7 +39,7 @@ fn random_suffix() -> String {
 
 /// A request body as JSON: JSON, YAML or Kubernetes' protobuf encoding by Content-Type (absent:
 /// JSON); other media types are 415 as the API server answers.
-fn body_value(ctx: &RequestCtx<'_>) -> Result<Value, ApiError> {
+pub(crate) fn body_value(ctx: &RequestCtx<'_>) -> Result<Value, ApiError> {
     let content_type = ctx
         .headers
         .get(header::CONTENT_TYPE)

@@ -595,3 +595,31 @@ async fn bodies_of_an_unknown_media_type_are_415_and_bad_protobuf_is_400() {
     .await;
     assert_eq!((code, status["reason"].as_str()), (400, Some("BadRequest")));
 }
+
+#[tokio::test]
+async fn token_requests_of_a_service_account_get_an_opaque_token() {
+    let s = start().await;
+    let c = client(&s);
+    let sas = "/api/v1/namespaces/default/serviceaccounts";
+    let request = json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                         "spec": {"audiences": ["api"], "expirationSeconds": 3600}});
+    let (code, _) = post(&c, &format!("{sas}/robot/token"), &request).await;
+    assert_eq!(code, 404, "no such service account");
+    post(
+        &c,
+        sas,
+        &json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "robot"}}),
+    )
+    .await;
+    let (code, answer) = post(&c, &format!("{sas}/robot/token"), &request).await;
+    assert_eq!((code, answer["kind"].as_str()), (201, Some("TokenRequest")));
+    assert!(
+        answer["status"]["token"]
+            .as_str()
+            .unwrap()
+            .starts_with("kcache.")
+    );
+    assert!(answer["status"]["expirationTimestamp"].is_string());
+    let short = json!({"spec": {"expirationSeconds": 60}});
+    assert_eq!(post(&c, &format!("{sas}/robot/token"), &short).await.0, 422);
+}
