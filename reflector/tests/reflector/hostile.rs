@@ -92,7 +92,7 @@ enum Seen {
 #[derive(Debug)]
 #[allow(dead_code, reason = "the fields are shown by assertion messages")]
 enum Failure {
-    Api(kube_core::Status),
+    Api(Box<kube_core::Status>),
     Decode(String),
     WatchLineTooLarge(usize),
     Other(String),
@@ -100,7 +100,7 @@ enum Failure {
 
 fn seen(err: &ReflectorError) -> Seen {
     let failure = |e: &ListWatchError| match e {
-        ListWatchError::Api(s) => Failure::Api(s.clone()),
+        ListWatchError::Api(s) => Failure::Api(Box::new(s.clone())),
         ListWatchError::Decode(m) => Failure::Decode(m.clone()),
         ListWatchError::WatchLineTooLarge { limit } => Failure::WatchLineTooLarge(*limit),
         other => Failure::Other(other.to_string()),
