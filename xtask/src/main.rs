@@ -64,7 +64,14 @@ const STEPS: &[Step] = &[
         name: "bench (compile)",
         run: || {
             cargo(
-                &["bench", "--workspace", "--no-run", "--profile", "dev"],
+                &[
+                    "bench",
+                    "--workspace",
+                    "--all-features",
+                    "--no-run",
+                    "--profile",
+                    "dev",
+                ],
                 &[],
             )
         },
