@@ -1,7 +1,9 @@
 //! kcache's automation. `cargo xtask ci` runs every check CI runs, in order, stopping at the
 //! first failure, with a one-line summary and the duration of each step.
 //!
-//! Other commands: `cargo xtask layering` (only the dependency layering check).
+//! Other commands: `cargo xtask layering` (only the dependency layering check);
+//! `cargo xtask bench-e2e [--pods N]` (the whole-process benchmarks against kube-runtime, built
+//! in release; they update BENCHMARKS.md at the repository's root).
 
 mod layering;
 mod metadata;
@@ -116,6 +118,36 @@ fn ci() -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// Builds the whole-process benchmark harness in release and runs it with `args`, writing the
+/// report at the workspace root.
+fn bench_e2e(args: &[String]) -> ExitCode {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap_or(std::path::Path::new("."));
+    let report = root.join("BENCHMARKS.md");
+    let mut run = vec![
+        "run",
+        "--release",
+        "--quiet",
+        "--package",
+        "kcache-benchmarks",
+        "--bin",
+        "bench-e2e",
+        "--",
+        "--out",
+    ];
+    let report = report.to_string_lossy();
+    run.push(&report);
+    run.extend(args.iter().map(String::as_str));
+    match cargo(&run, &[]) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask bench-e2e: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
@@ -127,8 +159,9 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+        Some("bench-e2e") => bench_e2e(&args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask <ci|layering>");
+            eprintln!("usage: cargo xtask <ci|layering|bench-e2e [--pods N]>");
             ExitCode::FAILURE
         }
     }
