@@ -154,10 +154,12 @@ async fn serve(probe: &Probe, len: &dyn Fn() -> usize) -> Result<(), BoxError> {
         let n: u64 = words.next().and_then(|w| w.parse().ok()).unwrap_or(0);
         match command {
             "burst" | "latency" => {
+                let cpu = cpu_seconds();
                 probe.arm(n, command == "latency");
                 say(json!({"ready": true}));
                 let mut seen = probe.wait().await;
                 say(json!({
+                    "cpu_s": cpu_seconds() - cpu,
                     "first_ns": seen.first_ns,
                     "last_ns": seen.last_ns,
                     "p50_ns": quantile(&mut seen.latencies_ns, 0.50),

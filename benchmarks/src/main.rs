@@ -129,16 +129,28 @@ struct Settings {
 #[tokio::main]
 async fn main() -> ExitCode {
     let args = Args::parse();
-    let result = match args.child {
-        Some(ChildCommand::Client { role, url, pods }) => client::run(role, &url, pods).await,
-        None => parent(args).await,
+    let (result, child) = match args.child {
+        Some(ChildCommand::Client { role, url, pods }) => {
+            (client::run(role, &url, pods).await, true)
+        }
+        None => (parent(args).await, false),
     };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
+    let code = match result {
+        Ok(()) => 0,
         Err(e) => {
             eprintln!("bench-e2e: {e}");
-            ExitCode::FAILURE
+            1
         }
+    };
+    if child {
+        // A client's tasks are not shut down: kube-runtime's watcher retries without yielding
+        // once the runtime's I/O driver is gone, so waiting for the runtime would never end.
+        std::process::exit(code);
+    }
+    if code == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
     }
 }
 

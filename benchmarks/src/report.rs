@@ -98,8 +98,8 @@ pub(crate) fn markdown(
         settings.pods, settings.events, settings.latency_events, settings.rate
     );
     md.push_str(
-        "| client | start → synced | CPU | RSS synced | peak during sync | watch events/s (server writes/s) | write → handler p50 / p99 / max at the fixed rate | RSS before relist | relist peak (× before) | resync from server back (list → applied) |\n\
-         |---|---|---|---|---|---|---|---|---|---|\n",
+        "| client | start → synced | CPU | RSS synced | peak during sync | watch events/s (server writes/s) | CPU per event | write → handler p50 / p99 / max at the fixed rate | RSS before relist | relist peak (× before) | resync from server back (list → applied) |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for f in all {
         let role = f.role.map_or("?", Role::label);
@@ -112,9 +112,10 @@ pub(crate) fn markdown(
             Some(w) => {
                 let _ = writeln!(
                     md,
-                    " {:.0} ({:.0}) | {:.2} / {:.2} / {:.1} ms | {:.0} MiB | {:.0} MiB ({:.2}×) | {:.2} s ({:.2} s) |",
+                    " {:.0} ({:.0}) | {:.0} µs | {:.2} / {:.2} / {:.1} ms | {:.0} MiB | {:.0} MiB ({:.2}×) | {:.2} s ({:.2} s) |",
                     w.events_per_s,
                     w.server_writes_per_s,
+                    w.cpu_us_per_event,
                     w.p50_ms,
                     w.p99_ms,
                     w.max_ms,
@@ -125,7 +126,7 @@ pub(crate) fn markdown(
                     w.relist_s
                 );
             }
-            None => md.push_str(" – | – | – | – | – |\n"),
+            None => md.push_str(" – | – | – | – | – | – |\n"),
         }
     }
     md.push('\n');

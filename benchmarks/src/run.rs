@@ -37,6 +37,8 @@ pub(crate) struct Figures {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct WatchFigures {
     pub(crate) events_per_s: f64,
+    /// The client's CPU time per event of the burst, in microseconds (whatever the load).
+    pub(crate) cpu_us_per_event: f64,
     /// The server's own write rate during the burst.
     pub(crate) server_writes_per_s: f64,
     pub(crate) p50_ms: f64,
@@ -231,6 +233,7 @@ async fn watch(
     let arrived = child.read().await?;
     let last = arrived["last_ns"].as_u64().unwrap_or(0);
     figures.events_per_s = settings.events as f64 / secs_between(began, last);
+    figures.cpu_us_per_event = num(&arrived, "cpu_s") * 1e6 / settings.events as f64;
 
     // Latency at a fixed rate.
     child
