@@ -7,8 +7,8 @@ use kube_core::Resource;
 
 /// A transform that drops `metadata.managedFields` before an object is cached.
 ///
-/// Server-side apply bookkeeping is most of a real object's metadata (two entries are about a
-/// fifth of a typical Pod's JSON) and controllers rarely read it. Decoded objects reach the
+/// Server-side apply bookkeeping is most of a real object's metadata, decodes into many small
+/// JSON values, and controllers rarely read it. Decoded objects reach the
 /// transform unshared, so dropping the field copies nothing; an object that has none (already
 /// transformed, for example one a relist reuses) is returned as it is.
 ///
