@@ -10,7 +10,8 @@
 //! Typed resources (k8s-openapi), dynamic ones ([`DynamicObject`](kube_core::DynamicObject) with an
 //! [`ApiResource`](kube_core::ApiResource)) and metadata-only caches are supported; options set the
 //! namespace, selectors ([`tweak_list_options`](SharedInformerFactoryBuilder::tweak_list_options)),
-//! resync periods, per-type transforms, the queue, watch-list and page size.
+//! resync periods, per-type transforms ([`drop_managed_fields`] is the usual one), the queue,
+//! watch-list and page size.
 //!
 //! This example runs against the in-process API server of `kcache-apiserver`; with a cluster,
 //! pass `kube_client::Client::try_default().await?` instead.
@@ -53,8 +54,10 @@
 mod error;
 mod factory;
 mod options;
+mod transform;
 mod type_key;
 
 pub use error::FactoryError;
 pub use factory::{SharedInformerFactory, SharedInformerFactoryBuilder, TypedResource};
 pub use kcache_reflector::TweakListOptions;
+pub use transform::drop_managed_fields;

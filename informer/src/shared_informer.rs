@@ -669,11 +669,9 @@ fn start<K: Resource + Send + Sync + 'static>(
     config.min_watch_timeout = inner.settings.min_watch_timeout;
     config.use_watch_list = inner.settings.use_watch_list;
     config.backoff = inner.settings.backoff;
-    // A transformer would receive the reused, shared Arc and have to copy it: reuse only
-    // without one.
-    if lifecycle.transform.is_none() {
-        config.reuse_unchanged = Some(known);
-    }
+    // A transformer is idempotent and may see cached objects again, so reused Arcs pass through
+    // it: one that has nothing left to change (drop_managed_fields) returns them as they are.
+    config.reuse_unchanged = Some(known);
     config.transform = lifecycle.transform.clone();
     let controller = Arc::new(Controller::new(config));
     let _ = inner.controller.set(Arc::clone(&controller));

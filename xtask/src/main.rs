@@ -1,8 +1,10 @@
 //! kcache's automation. `cargo xtask ci` runs every check CI runs, in order, stopping at the
 //! first failure, with a one-line summary and the duration of each step.
 //!
-//! Other commands: `cargo xtask layering` (only the dependency layering check) and
-//! `cargo xtask fuzz [target] [--seconds N]` (the cargo-fuzz targets of `fuzz/`; not in CI).
+//! Other commands: `cargo xtask layering` (only the dependency layering check);
+//! `cargo xtask fuzz [target] [--seconds N]` (the cargo-fuzz targets of `fuzz/`; not in CI);
+//! `cargo xtask bench-e2e [--pods N]` (the whole-process benchmarks against kube-runtime, built
+//! in release; they update BENCHMARKS.md at the repository's root).
 
 mod fuzz;
 mod layering;
@@ -135,14 +137,42 @@ fn exit_code(result: Result<(), String>) -> ExitCode {
     }
 }
 
+/// Builds the whole-process benchmark harness in release and runs it with `args`, writing the
+/// report at the workspace root.
+fn bench_e2e(args: &[String]) -> Result<(), String> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap_or(std::path::Path::new("."));
+    let report = root.join("BENCHMARKS.md");
+    let report = report.to_string_lossy();
+    let mut run = vec![
+        "run",
+        "--release",
+        "--quiet",
+        "--package",
+        "kcache-benchmarks",
+        "--bin",
+        "bench-e2e",
+        "--",
+        "--out",
+        &report,
+    ];
+    run.extend(args.iter().map(String::as_str));
+    cargo(&run, &[]).map_err(|e| format!("xtask bench-e2e: {e}"))
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    let rest = args.get(1..).unwrap_or_default();
     match args.first().map(String::as_str) {
         Some("ci") => ci(),
         Some("layering") => exit_code(layering::check()),
-        Some("fuzz") => exit_code(fuzz::run(args.get(1..).unwrap_or_default())),
+        Some("fuzz") => exit_code(fuzz::run(rest)),
+        Some("bench-e2e") => exit_code(bench_e2e(rest)),
         _ => {
-            eprintln!("usage: cargo xtask <ci|layering|fuzz [target] [--seconds N]>");
+            eprintln!(
+                "usage: cargo xtask <ci|layering|fuzz [target] [--seconds N]|bench-e2e [--pods N]>"
+            );
             ExitCode::FAILURE
         }
     }

@@ -258,6 +258,33 @@ async fn transform_is_applied_per_type() {
 }
 
 #[tokio::test]
+async fn drop_managed_fields_transform_caches_objects_without_them() {
+    let (server, client) = server().await;
+    let pod = kcache_store::testing::pod_json(0, 1, 0);
+    server
+        .seed([kcache_apiserver::Object::from_value(pod).unwrap()])
+        .await
+        .unwrap();
+    let factory = SharedInformerFactory::builder(client)
+        .transform_for::<Pod>(kcache_factory::drop_managed_fields())
+        .build();
+    let pods = factory.informer::<Pod>();
+    factory.start().unwrap();
+    factory.wait_for_cache_sync().await;
+    let cached = pods.indexer().list();
+    assert_eq!(cached.len(), 1);
+    assert_eq!(cached[0].metadata.managed_fields, None);
+    let fixture = kcache_store::testing::pod_at(0, 1, 0);
+    assert_eq!(cached[0].metadata.labels, fixture.metadata.labels);
+    assert_eq!(
+        cached[0].metadata.owner_references,
+        fixture.metadata.owner_references
+    );
+    assert_eq!(cached[0].spec, fixture.spec);
+    factory.shutdown().await;
+}
+
+#[tokio::test]
 async fn metadata_informer_caches_metadata_only() {
     let (_server, client) = server().await;
     let mut cm: ConfigMap = named(Some("a"), "big", &[("k", "v")]);

@@ -1,0 +1,231 @@
+//! The child processes: one client under test each. A child syncs, reports, then follows the
+//! parent's commands on stdin and answers one JSON line per step on stdout.
+//!
+//! Commands: `burst N` and `latency N` (count the next N stamped updates; answer `ready`, then
+//! their arrival), `relist LEN` (reset the memory peak, answer `ready`, then report once the
+//! cache holds LEN objects), `exit`.
+
+use std::io::Write;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::Pod;
+use kcache_factory::{SharedInformerFactory, drop_managed_fields};
+use kcache_informer::ResourceEventHandlerFuncs;
+use kcache_store::{IndexFunc, Indexers};
+use kube_client::{Api, Client};
+use kube_core::ObjectList;
+use kube_core::params::ListParams;
+use kube_runtime::{reflector, watcher};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tracing_subscriber::Layer;
+use tracing_subscriber::filter::filter_fn;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+
+use crate::measure::{cpu_seconds, memory, reset_peak, unix_nanos};
+use crate::probe::{Probe, quantile};
+use crate::{BoxError, Role};
+
+/// Writes one protocol line to the parent.
+fn say(line: Value) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+}
+
+/// Logs warnings to stderr; for kcache, also records when the reflector starts a list (its
+/// `list` span) so a relist's own duration can be told from the backoff before it.
+fn init_tracing(probe: &Arc<Probe>) {
+    let logs = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_filter(tracing_subscriber::EnvFilter::new(
+            "warn,kube_client::client::builder=off",
+        ));
+    let lists = ListStarts(Arc::clone(probe)).with_filter(filter_fn(|m| {
+        m.is_span() && m.name() == "list" && m.target().starts_with("kcache_reflector")
+    }));
+    tracing_subscriber::registry().with(logs).with(lists).init();
+}
+
+struct ListStarts(Arc<Probe>);
+
+impl<S: tracing::Subscriber> Layer<S> for ListStarts {
+    fn on_new_span(
+        &self,
+        _: &tracing::span::Attributes<'_>,
+        _: &tracing::span::Id,
+        _: tracing_subscriber::layer::Context<'_, S>,
+    ) {
+        self.0.list_started();
+    }
+}
+
+/// Runs the client `role` against the server at `url` holding `pods` pods.
+pub(crate) async fn run(role: Role, url: &str, pods: usize) -> Result<(), BoxError> {
+    let probe = Arc::new(Probe::default());
+    init_tracing(&probe);
+    let client = kcache_apiserver::client_for(url, None, "default")?;
+    if role == Role::Decode {
+        return decode(client, pods).await;
+    }
+    let start = Instant::now();
+    let cpu = cpu_seconds();
+    let len: Box<dyn Fn() -> usize> = match role {
+        Role::Kcache | Role::KcacheNoManagedFields => {
+            let mut builder = SharedInformerFactory::builder(client);
+            if role == Role::KcacheNoManagedFields {
+                builder = builder.transform_for::<Pod>(drop_managed_fields());
+            }
+            let factory = builder.build();
+            let informer = factory.informer::<Pod>();
+            informer.add_indexers(indexes())?;
+            let seen = Arc::clone(&probe);
+            informer.add_event_handler(
+                ResourceEventHandlerFuncs::new().update_func(move |_, new| seen.observe(new)),
+            )?;
+            factory.start()?;
+            factory.wait_for_cache_sync().await;
+            // The factory lives as long as the closure reading its cache.
+            Box::new(move || {
+                let _ = &factory;
+                informer.indexer().len()
+            })
+        }
+        Role::KubeRuntime => {
+            let (reader, writer) = reflector::store::<Pod>();
+            let events = reflector(writer, watcher(Api::<Pod>::all(client), Default::default()));
+            let seen = Arc::clone(&probe);
+            tokio::spawn(events.for_each(move |event| {
+                match event {
+                    Ok(watcher::Event::Apply(pod) | watcher::Event::InitApply(pod)) => {
+                        seen.observe(&pod)
+                    }
+                    Ok(watcher::Event::Init) => seen.list_started(),
+                    _ => {}
+                }
+                futures::future::ready(())
+            }));
+            reader.wait_until_ready().await?;
+            Box::new(move || reader.len())
+        }
+        Role::Decode => unreachable!("handled above"),
+    };
+    let synced = synced_figures(start, cpu, len());
+    say(synced);
+    serve(&probe, &*len).await
+}
+
+/// An index by node, as a node agent or a scheduler-like controller has (the factory's informers
+/// come with the namespace index).
+fn indexes() -> Indexers<Pod> {
+    let by_node: IndexFunc<Pod> = Arc::new(|pod: &Pod| {
+        Ok(pod
+            .spec
+            .as_ref()
+            .and_then(|s| s.node_name.clone())
+            .into_iter()
+            .collect())
+    });
+    let mut indexes = Indexers::default();
+    indexes.insert("node".to_owned(), by_node);
+    indexes
+}
+
+fn synced_figures(start: Instant, cpu: f64, objects: usize) -> Value {
+    let m = memory();
+    json!({
+        "synced_s": start.elapsed().as_secs_f64(),
+        "cpu_s": cpu_seconds() - cpu,
+        "objects": objects,
+        "rss_mib": m.rss,
+        "peak_mib": m.peak,
+    })
+}
+
+/// Follows the parent's commands until `exit` or the end of stdin.
+async fn serve(probe: &Probe, len: &dyn Fn() -> usize) -> Result<(), BoxError> {
+    let mut lines = BufReader::new(tokio::io::stdin()).lines();
+    while let Some(line) = lines.next_line().await? {
+        let mut words = line.split_whitespace();
+        let command = words.next().unwrap_or_default();
+        let n: u64 = words.next().and_then(|w| w.parse().ok()).unwrap_or(0);
+        match command {
+            "burst" | "latency" => {
+                let cpu = cpu_seconds();
+                probe.arm(n, command == "latency");
+                say(json!({"ready": true}));
+                let mut seen = probe.wait().await;
+                say(json!({
+                    "cpu_s": cpu_seconds() - cpu,
+                    "first_ns": seen.first_ns,
+                    "last_ns": seen.last_ns,
+                    "p50_ns": quantile(&mut seen.latencies_ns, 0.50),
+                    "p99_ns": quantile(&mut seen.latencies_ns, 0.99),
+                    "max_ns": quantile(&mut seen.latencies_ns, 1.0),
+                }));
+            }
+            "relist" => {
+                let steady = memory();
+                reset_peak();
+                let cpu = cpu_seconds();
+                say(json!({"ready": true}));
+                // The parent forces the relist now; the cache reaches `n` objects only when the
+                // relist has been applied (the extra object is listed last).
+                while len() as u64 != n {
+                    tokio::time::sleep(Duration::from_millis(2)).await;
+                }
+                let done = unix_nanos();
+                let m = memory();
+                say(json!({
+                    "synced_ns": done,
+                    "list_started_ns": probe.list_started_ns(),
+                    "steady_mib": steady.rss,
+                    "rss_mib": m.rss,
+                    "peak_mib": m.peak,
+                    "cpu_s": cpu_seconds() - cpu,
+                }));
+            }
+            _ => break,
+        }
+    }
+    Ok(())
+}
+
+/// The limit: the same list pages (500 pods each, as the clients list them) decoded by serde_json
+/// on one thread into pods that are kept. Only the decoding is timed; fetching is not.
+async fn decode(client: Client, pods: usize) -> Result<(), BoxError> {
+    let mut kept: Vec<Pod> = Vec::with_capacity(pods);
+    let mut token: Option<String> = None;
+    let (mut secs, mut cpu) = (0.0, 0.0);
+    loop {
+        let params = ListParams {
+            limit: Some(500),
+            continue_token: token.take(),
+            ..ListParams::default()
+        };
+        let request = kube_core::Request::new("/api/v1/pods").list(&params)?;
+        let page = client.request_text(request).await?;
+        let (start, cpu0) = (Instant::now(), cpu_seconds());
+        let list: ObjectList<Pod> = serde_json::from_str(&page)?;
+        secs += start.elapsed().as_secs_f64();
+        cpu += cpu_seconds() - cpu0;
+        drop(page);
+        kept.extend(list.items);
+        token = list.metadata.continue_.filter(|t| !t.is_empty());
+        if token.is_none() {
+            break;
+        }
+    }
+    let m = memory();
+    say(json!({
+        "synced_s": secs,
+        "cpu_s": cpu,
+        "objects": kept.len(),
+        "rss_mib": m.rss,
+        "peak_mib": m.peak,
+    }));
+    Ok(())
+}
