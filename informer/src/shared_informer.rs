@@ -534,6 +534,25 @@ impl<K: Resource + Send + Sync + 'static> SharedIndexInformer<K> {
         Ok(self.inner.indexer.add_indexers(indexers)?)
     }
 
+    /// Adds one index to the cache, also while the informer runs (see
+    /// [`add_indexers`](Self::add_indexers)).
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::Pod;
+    /// # use kcache_informer::SharedIndexInformer;
+    /// # fn f(pods: &SharedIndexInformer<Pod>) -> Result<(), kcache_informer::InformerError> {
+    /// pods.add_index(kcache_store::NODE_NAME_INDEX, kcache_store::node_name_index_func())?;
+    /// let on_node = pods.lister().by_index(kcache_store::NODE_NAME_INDEX, "node-1")?;
+    /// # let _ = on_node; Ok(()) }
+    /// ```
+    pub fn add_index(
+        &self,
+        name: impl Into<String>,
+        func: IndexFunc<K>,
+    ) -> Result<(), InformerError> {
+        self.add_indexers(Indexers::from_iter([(name.into(), func)]))
+    }
+
     /// The cache.
     pub fn indexer(&self) -> Arc<Indexer<K>> {
         Arc::clone(&self.inner.indexer)

@@ -122,6 +122,15 @@ impl<K: Resource + Send + Sync + 'static> NamespaceLister<K> {
         select(objects, selector)
     }
 
+    /// The objects of this namespace whose value in index `index_name` is `value` (for example
+    /// the pods of one owner with [`owner_index_func`](crate::owner_index_func)). Unknown index →
+    /// error.
+    pub fn by_index(&self, index_name: &str, value: &str) -> Result<Vec<Arc<K>>, StoreError> {
+        let mut objects = self.indexer.by_index(index_name, value)?;
+        objects.retain(|o| o.meta().namespace.as_deref().unwrap_or("") == self.namespace);
+        Ok(objects)
+    }
+
     /// The object named `name` in this namespace.
     pub fn get(&self, name: &str) -> Option<Arc<K>> {
         if self.namespace.is_empty() {

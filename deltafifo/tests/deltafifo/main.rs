@@ -5,6 +5,4 @@ mod concurrency;
 mod delta_fifo;
 mod fifo;
 mod proptests;
-mod rate_limiter;
 mod real_fifo;
-mod workqueue;

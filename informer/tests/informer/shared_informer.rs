@@ -308,6 +308,46 @@ async fn add_indexers_while_running_covers_cached_objects() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn add_index_while_running_serves_namespace_lister_by_index() {
+    let source = source_with(4);
+    let informer = informer(&source);
+    let running = Running::start(Arc::clone(&source), informer.clone());
+    running.wait_synced().await;
+    informer
+        .add_index("by-tier", label_index_func("tier"))
+        .unwrap();
+    let first = pod(0);
+    let tier = first.metadata.labels.as_ref().unwrap()["tier"].clone();
+    let namespace = first.metadata.namespace.clone().unwrap();
+    let all = informer.lister().by_index("by-tier", &tier).unwrap();
+    let in_namespace = informer
+        .lister()
+        .namespace(&namespace)
+        .by_index("by-tier", &tier)
+        .unwrap();
+    assert!(!in_namespace.is_empty());
+    assert_eq!(
+        in_namespace.len(),
+        all.len(),
+        "fixture pods share one namespace"
+    );
+    assert!(
+        informer
+            .lister()
+            .namespace("elsewhere")
+            .by_index("by-tier", &tier)
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        informer
+            .add_index("by-tier", label_index_func("x"))
+            .is_err()
+    );
+    running.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
 async fn run_twice_is_an_error_and_stop_joins_every_task() {
     let source = source_with(2);
     let informer = informer(&source);
