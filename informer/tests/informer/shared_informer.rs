@@ -545,3 +545,43 @@ async fn panicking_index_function_fails_the_batch_not_the_informer() {
     );
     running.stop().await;
 }
+
+/// A [`kcache_informer::HasSynced`] that claims to signal and counts how often it is asked.
+struct CountingSignal(std::sync::atomic::AtomicUsize);
+
+impl kcache_informer::HasSynced for CountingSignal {
+    fn has_synced(&self) -> bool {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        false
+    }
+    fn signals_sync(&self) -> bool {
+        true
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn wait_for_cache_sync_wakes_on_the_signal_and_does_not_poll() {
+    let check = CountingSignal(std::sync::atomic::AtomicUsize::new(0));
+    let shutdown = CancellationToken::new();
+    let checks: [&dyn kcache_informer::HasSynced; 1] = [&check];
+    let waiting = wait_for_cache_sync(&shutdown, &checks);
+    tokio::pin!(waiting);
+    tokio::select! {
+        _ = &mut waiting => panic!("nothing synced"),
+        () = tokio::time::sleep(std::time::Duration::from_secs(10)) => {}
+    }
+    assert_eq!(
+        check.0.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "checked once, then waited for a signal instead of polling"
+    );
+    shutdown.cancel();
+    assert!(!waiting.await);
+
+    // A real informer wakes it when it syncs.
+    let source = source_with(3);
+    let informer = informer(&source);
+    let running = Running::start(Arc::clone(&source), informer.clone());
+    assert!(wait_for_cache_sync(&CancellationToken::new(), &[&informer]).await);
+    running.stop().await;
+}
