@@ -4,13 +4,14 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-/// The example binary, which `cargo test` builds next to the test binaries.
+#[path = "support/example.rs"]
+mod support;
+
+use support::{Kubeconfig, example};
+
+/// The quick start binary.
 fn quickstart() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let profile_dir = exe.parent().and_then(|deps| deps.parent()).unwrap();
-    profile_dir
-        .join("examples")
-        .join(format!("quickstart{}", std::env::consts::EXE_SUFFIX))
+    example("quickstart")
 }
 
 #[test]
@@ -108,24 +109,12 @@ fn quickstart_kubeconfig_without_a_path_uses_the_default_kubeconfig() {
     let server = runtime
         .block_on(kcache_apiserver::TestServer::start())
         .unwrap();
-    let kubeconfig = std::env::temp_dir().join(format!(
-        "kcache-quickstart-kubeconfig-{}",
-        std::process::id()
-    ));
-    std::fs::write(
-        &kubeconfig,
-        format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: test\n  cluster:\n    server: {url}\ncontexts:\n- name: test\n  context:\n    cluster: test\n    user: test\ncurrent-context: test\nusers:\n- name: test\n  user:\n    token: test\n",
-            url = server.url()
-        ),
-    )
-    .unwrap();
+    let kubeconfig = Kubeconfig::for_server(&server.url(), "quickstart");
     let out = Command::new(quickstart())
         .args(["--duration", "1", "--kubeconfig"])
-        .env("KUBECONFIG", &kubeconfig)
+        .env("KUBECONFIG", &kubeconfig.0)
         .output()
         .unwrap();
-    let _ = std::fs::remove_file(&kubeconfig);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{}\n{stdout}\n{stderr}", out.status);

@@ -75,6 +75,12 @@ impl<K: Resource + Send + Sync + 'static> Lister<K> {
         self.indexer.get_by_key(name)
     }
 
+    /// The object with the key `key` (`namespace/name`, or `name` when cluster-scoped), as a
+    /// work queue hands it out.
+    pub fn get_by_key(&self, key: &str) -> Option<Arc<K>> {
+        self.indexer.get_by_key(key)
+    }
+
     /// The objects with `value` in the index `index_name`.
     pub fn by_index(&self, index_name: &str, value: &str) -> Result<Vec<Arc<K>>, StoreError> {
         self.indexer.by_index(index_name, value)

@@ -100,4 +100,50 @@ impl<T: Eq + Hash + Clone + Send + Sync + 'static> WorkQueue<T> {
         }
         while tasks.join_next().await.is_some() {}
     }
+
+    /// [`run_workers`](WorkQueue::run_workers) until `shutdown` completes, then a clean
+    /// shutdown: the queue is shut down with [drain](WorkQueue::shut_down_with_drain) (items
+    /// being reconciled finish, queued items are still handed out, retries are dropped) and the
+    /// returned future ends once every worker has finished. It also ends if the queue is shut
+    /// down by someone else.
+    ///
+    /// ```
+    /// use kcache_workqueue::WorkQueue;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let queue = WorkQueue::<String>::new();
+    /// queue.add("default/web".to_string());
+    /// let stop = std::future::ready(()); // a Ctrl-C future in a real program
+    /// queue
+    ///     .run_workers_until(stop, 4, |key: String| async move {
+    ///         println!("reconciling {key}");
+    ///         Ok::<(), std::convert::Infallible>(())
+    ///     })
+    ///     .await;
+    /// assert!(queue.is_shutting_down());
+    /// # }
+    /// ```
+    pub fn run_workers_until<S, F, Fut, E>(
+        &self,
+        shutdown: S,
+        workers: usize,
+        reconcile: F,
+    ) -> impl Future<Output = ()> + Send + 'static
+    where
+        S: Future<Output = ()> + Send + 'static,
+        F: Fn(T) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<(), E>> + Send + 'static,
+        E: Display,
+    {
+        let queue = self.clone();
+        let running = self.run_workers(workers, reconcile);
+        async move {
+            tokio::pin!(running);
+            tokio::select! {
+                () = &mut running => return,
+                () = shutdown => {}
+            }
+            tokio::join!(running, queue.shut_down_with_drain());
+        }
+    }
 }

@@ -496,3 +496,40 @@ async fn run_workers_returns_once_the_queue_is_drained_after_shut_down() {
     done.sort_unstable();
     assert_eq!(done, (0..100).collect::<Vec<_>>());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_workers_until_drains_the_queue_when_shutdown_completes() {
+    let q = WorkQueue::<u32>::new();
+    let done = Arc::new(Mutex::new(Vec::new()));
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let workers = tokio::spawn(q.run_workers_until(
+        async {
+            let _ = stop_rx.await;
+        },
+        3,
+        {
+            let done = done.clone();
+            move |item: u32| {
+                let done = done.clone();
+                async move {
+                    done.lock().push(item);
+                    Ok::<(), Failing>(())
+                }
+            }
+        },
+    ));
+    for i in 0..50 {
+        q.add(i);
+    }
+    stop_tx.send(()).unwrap();
+    workers.await.unwrap();
+    assert!(q.is_shutting_down());
+    assert_eq!((q.len(), q.processing()), (0, 0));
+    let mut done = done.lock().clone();
+    done.sort_unstable();
+    assert_eq!(
+        done,
+        (0..50).collect::<Vec<_>>(),
+        "everything queued before the stop was reconciled"
+    );
+}
