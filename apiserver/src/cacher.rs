@@ -54,6 +54,7 @@ pub(crate) fn storage_status(def: &ResourceDef, name: &str, err: StorageError) -
             ApiError::too_large_resource_version(requested, current)
         }
         StorageError::Rejected(e) => e,
+        StorageError::Backend(message) => ApiError::internal(message),
     }
 }
 
@@ -63,7 +64,11 @@ pub(crate) fn to_status(err: &ApiError) -> Status {
 }
 
 fn lw_error(def: &ResourceDef, err: StorageError) -> ListWatchError {
-    ListWatchError::Api(to_status(&storage_status(def, "", err)))
+    match err {
+        // The storage cannot be reached: retried by the reflector (etcd restarting).
+        StorageError::Backend(message) => ListWatchError::Connection(message),
+        err => ListWatchError::Api(to_status(&storage_status(def, "", err))),
+    }
 }
 
 fn parse_rv(rv: Option<&str>) -> Result<Option<u64>, Box<ListWatchError>> {
@@ -139,8 +144,9 @@ impl ListerWatcher<Object> for StorageListerWatcher {
                 .watch(self.def.key_prefix(), from, bookmarks)
                 .await
                 .map_err(|e| lw_error(&self.def, e))?;
-            let stream = stream.map(|item| {
-                Ok(match item {
+            let def = Arc::clone(&self.def);
+            let stream = stream.map(move |item| {
+                Ok(match item.map_err(|e| lw_error(&def, e))? {
                     WatchItem::Event(e) => match e.event_type {
                         EventType::Added => WatchEvent::Added(e.object),
                         EventType::Modified => WatchEvent::Modified(e.object),

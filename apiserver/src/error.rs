@@ -116,7 +116,10 @@ impl ApiError {
         }))
     }
 
-    /// 422 Invalid for `kind` named `name`, with one cause per `(field, message)`.
+    /// 422 Invalid for `kind` named `name`, with one cause per `(field, message)`; each cause's
+    /// reason follows its message as in Kubernetes (`Invalid value: ...` is FieldValueInvalid,
+    /// `Forbidden: ...` FieldValueForbidden, `Unsupported value: ...` FieldValueNotSupported,
+    /// `Required value...` FieldValueRequired).
     pub fn invalid(group: &str, kind: &str, name: &str, causes: &[(String, String)]) -> Self {
         let text: Vec<String> = causes.iter().map(|(f, m)| format!("{f}: {m}")).collect();
         let what = if group.is_empty() {
@@ -130,13 +133,19 @@ impl ApiError {
         };
         let causes: Vec<Value> = causes
             .iter()
-            .map(|(f, m)| json!({"reason": "FieldValueInvalid", "message": m, "field": f}))
+            .map(|(f, m)| json!({"reason": cause_reason(m), "message": m, "field": f}))
             .collect();
         let mut d = json!({"name": name, "kind": kind, "causes": causes});
         if !group.is_empty() {
             d["group"] = Value::String(group.to_owned());
         }
         Self::new(422, "Invalid", message).with_details(d)
+    }
+
+    /// 500 with no reason: what Kubernetes answers for errors its handlers do not convert into
+    /// a Status (such as an unparsable `resourceVersion` on a get or a list).
+    pub fn unconverted(message: impl Into<String>) -> Self {
+        Self::new(500, "", message)
     }
 
     /// 413 RequestEntityTooLarge.
@@ -182,6 +191,11 @@ impl ApiError {
             "reason": self.reason,
             "code": self.code,
         });
+        if self.reason.is_empty()
+            && let Some(status) = v.as_object_mut()
+        {
+            status.remove("reason");
+        }
         if let Some(d) = &self.details {
             v["details"] = d.clone();
         }
@@ -192,6 +206,21 @@ impl ApiError {
     pub fn to_body(&self) -> Bytes {
         Bytes::from(self.to_status_value().to_string())
     }
+}
+
+/// The reason of a field error from its message.
+fn cause_reason(message: &str) -> &'static str {
+    const REASONS: [(&str, &str); 5] = [
+        ("Forbidden", "FieldValueForbidden"),
+        ("Unsupported value", "FieldValueNotSupported"),
+        ("Required value", "FieldValueRequired"),
+        ("Duplicate value", "FieldValueDuplicate"),
+        ("Too long", "FieldValueTooLong"),
+    ];
+    REASONS
+        .iter()
+        .find(|(prefix, _)| message.starts_with(prefix))
+        .map_or("FieldValueInvalid", |(_, reason)| reason)
 }
 
 fn qualified(group: &str, plural: &str) -> String {

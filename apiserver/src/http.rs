@@ -70,6 +70,8 @@ enum Route<'a> {
     Resources(&'a str, &'a str),
     Resource(ResourcePath<'a>),
     OpenApiV2,
+    OpenApiV3Index,
+    OpenApiV3(String),
     NotFound,
 }
 
@@ -88,6 +90,8 @@ fn route<'a>(shared: &Shared, segs: &[&'a str]) -> Route<'a> {
     match segs {
         ["version"] => Route::Version,
         ["openapi", "v2"] => Route::OpenApiV2,
+        ["openapi", "v3"] => Route::OpenApiV3Index,
+        ["openapi", "v3", gv @ ..] => Route::OpenApiV3(gv.join("/")),
         ["api"] => Route::CoreVersions,
         ["api", "v1"] => Route::Resources("", "v1"),
         ["apis"] => Route::Groups,
@@ -181,7 +185,7 @@ async fn handle_inner(shared: &Arc<Shared>, req: Request) -> Result<Response, Ap
         if parts.method != Method::GET {
             return Err(ApiError::method_not_allowed());
         }
-        return discovery(shared, route);
+        return discovery(shared, route, &parts.headers);
     };
     let def = Arc::clone(
         shared
@@ -218,6 +222,12 @@ async fn handle_inner(shared: &Arc<Shared>, req: Request) -> Result<Response, Ap
         }
         (&Method::GET, Some(name), None) if query.flag("watch") => watch_named(&ctx, name).await,
         (&Method::GET, Some(name), None | Some("status")) => get(&ctx, name).await,
+        (method, Some(name), Some("scale")) if def.scale_subresource => match *method {
+            Method::GET => crate::scale::get(&ctx, name).await,
+            Method::PUT => crate::scale::write(&ctx, name, false).await,
+            Method::PATCH => crate::scale::write(&ctx, name, true).await,
+            _ => Err(ApiError::method_not_allowed()),
+        },
         (&Method::POST, None, None) if def.namespaced == rp.namespace.is_some() => {
             crate::write::create(&ctx).await
         }
@@ -259,6 +269,11 @@ pub(crate) struct RequestCtx<'a> {
 }
 
 impl RequestCtx<'_> {
+    /// Whether the request is a dry run (`dryRun=All`): validated and answered, not stored.
+    pub(crate) fn dry_run(&self) -> bool {
+        self.query.get("dryRun") == Some("All")
+    }
+
     /// The storage key of `name` in the request's namespace.
     pub(crate) fn key(&self, name: &str) -> String {
         self.def.storage_key(self.path.namespace, name)
@@ -280,6 +295,7 @@ impl RequestCtx<'_> {
 }
 
 async fn get(ctx: &RequestCtx<'_>, name: &str) -> Result<Response, ApiError> {
+    read_rv(ctx.query.non_empty("resourceVersion"))?;
     let obj = ctx
         .shared
         .storage
@@ -304,16 +320,26 @@ fn list_options_invalid(causes: &[(&str, &str)]) -> ApiError {
     ApiError::invalid("meta.k8s.io", "ListOptions", "", &causes)
 }
 
-/// `resourceVersion` as a number (`None` for "" or absent); anything else is 400.
-fn parse_rv(rv: Option<&str>) -> Result<Option<u64>, ApiError> {
+/// `resourceVersion` as a number (`None` for "" or absent); `Err` holds the field error's
+/// message, worded as Kubernetes' (Go's `strconv.ParseUint`).
+fn parse_rv(rv: Option<&str>) -> Result<Option<u64>, String> {
     match rv {
         None | Some("") => Ok(None),
-        Some(s) => s.parse().map(Some).map_err(|_| {
-            ApiError::bad_request(format!(
-                "invalid resource version {s:?}: must be an unsigned integer"
-            ))
+        Some(s) => s.parse().map(Some).map_err(|e: std::num::ParseIntError| {
+            let why = match e.kind() {
+                std::num::IntErrorKind::PosOverflow => "value out of range",
+                _ => "invalid syntax",
+            };
+            let quoted = serde_json::to_string(s).unwrap_or_default();
+            format!("Invalid value: {quoted}: strconv.ParseUint: parsing {quoted}: {why}")
         }),
     }
+}
+
+/// `resourceVersion` of a get or a list: unparsable is the storage's invalid error, which the
+/// API server's get and list handlers do not convert into a Status (500, no reason).
+fn read_rv(rv: Option<&str>) -> Result<Option<u64>, ApiError> {
+    parse_rv(rv).map_err(|m| ApiError::unconverted(format!("resourceVersion: {m}")))
 }
 
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -463,28 +489,60 @@ fn parse_match(q: &Query) -> Result<Option<&str>, ApiError> {
     }
 }
 
+/// A list's `ListOptions` validation (422 with every cause, as apimachinery's
+/// `ValidateListOptions`).
+fn validate_list_options(q: &Query) -> Result<(), ApiError> {
+    let mut causes: Vec<(&str, String)> = Vec::new();
+    if let Some(m) = q.non_empty("resourceVersionMatch") {
+        let rv = q.non_empty("resourceVersion");
+        if rv.is_none() {
+            causes.push((
+                "resourceVersionMatch",
+                "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided"
+                    .into(),
+            ));
+        }
+        if q.non_empty("continue").is_some() {
+            causes.push((
+                "resourceVersionMatch",
+                "Forbidden: resourceVersionMatch is forbidden when continue is provided".into(),
+            ));
+        }
+        if m != "Exact" && m != "NotOlderThan" {
+            causes.push((
+                "resourceVersionMatch",
+                format!(
+                    "Unsupported value: {}: supported values: \"Exact\", \"NotOlderThan\"",
+                    serde_json::to_string(m).unwrap_or_default()
+                ),
+            ));
+        }
+        if m == "Exact" && rv == Some("0") {
+            causes.push((
+                "resourceVersionMatch",
+                "Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\""
+                    .into(),
+            ));
+        }
+    }
+    if q.get("sendInitialEvents").is_some() {
+        causes.push((
+            "sendInitialEvents",
+            "Forbidden: sendInitialEvents is forbidden for list".into(),
+        ));
+    }
+    if causes.is_empty() {
+        return Ok(());
+    }
+    let causes: Vec<(&str, &str)> = causes.iter().map(|(f, m)| (*f, m.as_str())).collect();
+    Err(list_options_invalid(&causes))
+}
+
 async fn list(ctx: &RequestCtx<'_>) -> Result<Response, ApiError> {
     let q = ctx.query;
-    if q.get("sendInitialEvents").is_some() {
-        return Err(list_options_invalid(&[(
-            "sendInitialEvents",
-            "Forbidden: sendInitialEvents is forbidden for list",
-        )]));
-    }
+    validate_list_options(q)?;
     let rv_str = q.non_empty("resourceVersion");
     let rvm = parse_match(q)?;
-    if rvm.is_some() && rv_str.is_none() {
-        return Err(list_options_invalid(&[(
-            "resourceVersionMatch",
-            "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided",
-        )]));
-    }
-    if rvm == Some("Exact") && rv_str == Some("0") {
-        return Err(list_options_invalid(&[(
-            "resourceVersionMatch",
-            "Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
-        )]));
-    }
     let limit = match q.non_empty("limit") {
         Some(l) => Some(
             l.parse::<i64>()
@@ -495,16 +553,11 @@ async fn list(ctx: &RequestCtx<'_>) -> Result<Response, ApiError> {
     .filter(|l| *l > 0)
     .map(|l| usize::try_from(l).unwrap_or(usize::MAX));
     let filter = request_filter(ctx, None)?;
-    let rv = parse_rv(rv_str)?;
+    let rv = read_rv(rv_str)?;
     let (items, meta) = if let Some(token) = q.non_empty("continue") {
         if rv.is_some_and(|r| r != 0) {
             return Err(ApiError::bad_request(
                 "specifying resource version is not allowed when using continue",
-            ));
-        }
-        if rvm.is_some() {
-            return Err(ApiError::bad_request(
-                "specifying resource version match is not allowed when using continue",
             ));
         }
         let token = decode_continue(token)?;
@@ -542,17 +595,21 @@ async fn list(ctx: &RequestCtx<'_>) -> Result<Response, ApiError> {
     })
 }
 
+/// `timeoutSeconds` if given and not 0, else the default: minRequestTimeout × (1 + random).
 fn watch_deadline(ctx: &RequestCtx<'_>) -> Result<Instant, ApiError> {
-    let timeout = match ctx.query.non_empty("timeoutSeconds") {
-        Some(t) => Duration::from_secs(
-            t.parse::<u64>()
-                .map_err(|_| ApiError::bad_request(format!("invalid timeoutSeconds {t:?}")))?,
-        ),
-        None => ctx
-            .shared
+    let given = match ctx.query.non_empty("timeoutSeconds") {
+        Some(t) => t
+            .parse::<u64>()
+            .map_err(|_| ApiError::bad_request(format!("invalid timeoutSeconds {t:?}")))?,
+        None => 0,
+    };
+    let timeout = if given == 0 {
+        ctx.shared
             .config
             .min_request_timeout
-            .mul_f64(1.0 + rand::random::<f64>()),
+            .mul_f64(1.0 + rand::random::<f64>())
+    } else {
+        Duration::from_secs(given)
     };
     Ok(Instant::now() + timeout)
 }
@@ -588,7 +645,16 @@ async fn watch_with(ctx: &RequestCtx<'_>, name: Option<&str>) -> Result<Response
             "Forbidden: sendInitialEvents requires setting allowWatchBookmarks to true",
         )]));
     }
-    let rv = parse_rv(q.non_empty("resourceVersion"))?;
+    // An unparsable resourceVersion is the storage's invalid error, which the watch handler
+    // converts into 422 Invalid of the resource.
+    let rv = parse_rv(q.non_empty("resourceVersion")).map_err(|m| {
+        ApiError::invalid(
+            &ctx.def.api.group,
+            &ctx.def.api.plural,
+            "",
+            &[("resourceVersion".to_owned(), m)],
+        )
+    })?;
     let filter = request_filter(ctx, name)?;
     let deadline = watch_deadline(ctx)?;
     let cache = cache_of(ctx)?;
@@ -647,11 +713,14 @@ async fn watch_with(ctx: &RequestCtx<'_>, name: Option<&str>) -> Result<Response
     Ok(stream_response(body))
 }
 
-fn discovery(shared: &Shared, route: Route<'_>) -> Result<Response, ApiError> {
+/// The Kubernetes version the server reports (`/version`, the OpenAPI documents).
+pub(crate) const GIT_VERSION: &str = "v1.34.0-kcache";
+
+fn discovery(shared: &Shared, route: Route<'_>, headers: &HeaderMap) -> Result<Response, ApiError> {
     let body = match route {
         Route::Version => json!({
             "major": "1", "minor": "34", "emulationMajor": "1", "emulationMinor": "34",
-            "gitVersion": "v1.34.0-kcache", "gitCommit": "0000000000000000000000000000000000000000",
+            "gitVersion": GIT_VERSION, "gitCommit": "0000000000000000000000000000000000000000",
             "gitTreeState": "clean", "buildDate": "2026-01-01T00:00:00Z", "goVersion": "go1.24.0",
             "compiler": "gc", "platform": "linux/amd64"
         }),
@@ -683,12 +752,22 @@ fn discovery(shared: &Shared, route: Route<'_>) -> Result<Response, ApiError> {
                 .iter()
                 .filter(|d| d.api.group == g && d.api.version == v)
             {
-                resources.push(json!({
+                let mut resource = json!({
                     "name": def.api.plural, "singularName": def.singular, "namespaced": def.namespaced,
                     "kind": def.api.kind,
                     "verbs": ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"],
                     "shortNames": def.short_names,
-                }));
+                });
+                if !def.categories.is_empty() {
+                    resource["categories"] = json!(def.categories);
+                }
+                resources.push(resource);
+                if def.scale_subresource {
+                    resources.push(json!({
+                        "name": format!("{}/scale", def.api.plural), "singularName": "", "namespaced": def.namespaced,
+                        "group": "autoscaling", "version": "v1", "kind": "Scale", "verbs": ["get", "patch", "update"],
+                    }));
+                }
                 if def.status_subresource {
                     resources.push(json!({
                         "name": format!("{}/status", def.api.plural), "singularName": "", "namespaced": def.namespaced,
@@ -706,9 +785,22 @@ fn discovery(shared: &Shared, route: Route<'_>) -> Result<Response, ApiError> {
             };
             json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources})
         }
+        Route::OpenApiV2 if accepts_json(headers) => {
+            return Ok(json_response(200, shared.openapi().v2.clone()));
+        }
+        Route::OpenApiV3Index => return Ok(json_response(200, shared.openapi().v3_index.clone())),
+        Route::OpenApiV3(gv) => {
+            let doc = shared
+                .openapi()
+                .v3
+                .get(&gv)
+                .ok_or_else(ApiError::no_route)?;
+            return Ok(json_response(200, doc.clone()));
+        }
         Route::OpenApiV2 => {
-            // An empty OpenAPI v2 document (protobuf): kubectl then validates nothing on the
-            // client and computes strategic merge patches from its compiled-in types.
+            // The protobuf form (gnostic's OpenAPIv2 Document) is not generated: an empty
+            // document, with which kubectl validates nothing on the client and computes
+            // strategic merge patches from its compiled-in types, as before OpenAPI v3.
             let mut resp = Response::new(Body::empty());
             resp.headers_mut().insert(
                 header::CONTENT_TYPE,
@@ -721,6 +813,14 @@ fn discovery(shared: &Shared, route: Route<'_>) -> Result<Response, ApiError> {
         Route::Resource(_) | Route::NotFound => return Err(ApiError::no_route()),
     };
     Ok(json_response(200, Bytes::from(body.to_string())))
+}
+
+/// Whether the Accept header admits JSON (absent: yes).
+fn accepts_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_none_or(|a| a.contains("json") || a.contains("*/*"))
 }
 
 /// The non-core groups and their versions, in order of first appearance.

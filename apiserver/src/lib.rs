@@ -11,7 +11,9 @@
 //!   200 stream, freshness waits, selectors, bookmarks, streaming watch-list, bounded
 //!   per-watcher buffers with a dispatch budget). Each event is encoded once.
 //! - [`ApiServer`] serves the HTTP API (core and group paths, list, watch, get, create, update,
-//!   patch, delete, status subresource, Table output, discovery) with an axum router;
+//!   patch, delete, dry runs, status and scale subresources, Table output, discovery, OpenAPI
+//!   v2 and v3; bodies in JSON, YAML or Kubernetes' protobuf encoding; validation with the API
+//!   server's statuses) with an axum router;
 //!   [`TestServer`] runs it on a free local port and hands out a configured
 //!   [`kube_client::Client`].
 //!
@@ -43,13 +45,20 @@ mod encode;
 mod error;
 mod filter;
 mod http;
+mod kinds;
 mod object;
+mod openapi;
 mod patch;
+mod protobuf;
 mod query;
 mod resource;
+mod scale;
 mod server;
 mod storage;
+#[cfg(feature = "etcd")]
+mod test_etcd;
 mod testing;
+mod validation;
 mod write;
 
 pub use cache::{CacheConfig, WatchCache};
@@ -60,6 +69,10 @@ pub use resource::{ResourceDef, builtin_resources};
 pub use server::{ApiServer, ApiServerBuilder, ServerConfig};
 pub use storage::{
     DEFAULT_HISTORY, EventType, ListRequest, ListResult, MemoryStorage, Preconditions, Storage,
-    StorageError, StorageEvent, StorageFuture, StorageWatch, UpdateFn, WatchItem,
+    StorageError, StorageEvent, StorageFuture, StorageWatch, UpdateFn, WatchItem, is_unchanged,
 };
+#[cfg(feature = "etcd")]
+pub use storage::{DEFAULT_PREFIX, EtcdConfig, EtcdStorage};
+#[cfg(feature = "etcd")]
+pub use test_etcd::TestEtcd;
 pub use testing::{ServeError, TestServer, client_config, client_for, serve};

@@ -6,6 +6,9 @@
 //!     --seed manifests.yaml --churn-rate 50
 //! KUBECONFIG=/tmp/kcache.kubeconfig kubectl get pods -A
 //! ```
+//!
+//! With the `etcd` feature, `--etcd http://127.0.0.1:2379` keeps the objects in etcd instead of
+//! in memory.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -52,6 +55,15 @@ struct Args {
     /// The watch bookmark interval in seconds.
     #[arg(long, default_value_t = 60)]
     bookmark_interval: u64,
+    /// Keep objects in etcd v3 at this client URL (repeatable for several members) instead of
+    /// in memory.
+    #[cfg(feature = "etcd")]
+    #[arg(long, value_name = "URL")]
+    etcd: Vec<String>,
+    /// The etcd key prefix (with --etcd).
+    #[cfg(feature = "etcd")]
+    #[arg(long, value_name = "PREFIX", default_value = kcache_apiserver::DEFAULT_PREFIX)]
+    etcd_prefix: String,
 }
 
 fn main() -> ExitCode {
@@ -94,14 +106,26 @@ async fn run(args: Args) -> Result<(), String> {
     if let Some(token) = &args.token {
         builder = builder.token(token.clone());
     }
-    let server = builder.build();
-    let mut defaults = Vec::new();
-    for ns in ["default", "kube-system", "kube-public"] {
-        defaults.push(object(
-            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}),
-        )?);
+    #[cfg(feature = "etcd")]
+    if !args.etcd.is_empty() {
+        let config = kcache_apiserver::EtcdConfig::new(args.etcd.clone()).prefix(&args.etcd_prefix);
+        let storage = kcache_apiserver::EtcdStorage::connect(config)
+            .await
+            .map_err(|e| e.to_string())?;
+        tracing::info!(endpoints = ?args.etcd, prefix = %args.etcd_prefix, "storing objects in etcd");
+        builder = builder.storage(std::sync::Arc::new(storage));
     }
-    server.seed(defaults).await.map_err(|e| e.to_string())?;
+    let server = builder.build();
+    for ns in ["default", "kube-system", "kube-public"] {
+        let namespace =
+            object(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}))?;
+        // A persistent storage (etcd) may have them from an earlier run.
+        match server.create(namespace).await {
+            Ok(_) => {}
+            Err(e) if e.code == 409 => {}
+            Err(e) => return Err(e.to_string()),
+        }
+    }
     for path in &args.seed {
         let objects = read_objects(path)?;
         let n = objects.len();

@@ -23,6 +23,14 @@ pub struct ResourceDef {
     /// Whether the resource has a `status` subresource (writes to the main resource then keep
     /// the stored status, and `/status` writes change only the status).
     pub status_subresource: bool,
+    /// Whether the resource has a `scale` subresource (an `autoscaling/v1` `Scale` of
+    /// `spec.replicas`).
+    pub scale_subresource: bool,
+    /// The categories it belongs to in discovery (`all` for what `kubectl get all` lists).
+    pub categories: Vec<String>,
+    /// Whether the server keeps `metadata.generation` (set to 1 on create, bumped when anything
+    /// but metadata and status changes). Kinds without a spec, such as ConfigMaps, have none.
+    pub generation: bool,
 }
 
 impl ResourceDef {
@@ -37,13 +45,17 @@ impl ResourceDef {
             fields: Vec::new(),
             trigger_field: None,
             status_subresource: false,
+            scale_subresource: false,
+            categories: Vec::new(),
+            generation: false,
         }
     }
 
-    /// A custom resource (status subresource on).
+    /// A custom resource (status subresource and generation on).
     pub fn custom(api: ApiResource, namespaced: bool) -> Self {
         Self {
             status_subresource: true,
+            generation: true,
             ..Self::new(api, namespaced)
         }
     }
@@ -75,6 +87,27 @@ impl ResourceDef {
     #[must_use]
     fn with_status(mut self) -> Self {
         self.status_subresource = true;
+        self
+    }
+
+    /// Has a `scale` subresource.
+    #[must_use]
+    fn with_scale(mut self) -> Self {
+        self.scale_subresource = true;
+        self
+    }
+
+    /// Keeps `metadata.generation` (kinds with a spec).
+    #[must_use]
+    fn with_generation(mut self) -> Self {
+        self.generation = true;
+        self
+    }
+
+    /// In the `all` category (what `kubectl get all` lists).
+    #[must_use]
+    fn in_all(mut self) -> Self {
+        self.categories = vec!["all".to_owned()];
         self
     }
 
@@ -167,13 +200,18 @@ pub(crate) fn builtin_field_paths(api_version: &str, kind: &str) -> Arc<[String]
 }
 
 /// The built-in resources: namespaces, pods, nodes, services, endpoints, configmaps, secrets,
-/// events, serviceaccounts, deployments, replicasets, statefulsets, daemonsets, jobs, leases.
+/// events, serviceaccounts, resourcequotas, deployments, replicasets, statefulsets, daemonsets,
+/// jobs, cronjobs, leases, ingresses, poddisruptionbudgets, priorityclasses, roles,
+/// rolebindings, clusterroles and clusterrolebindings.
 pub fn builtin_resources() -> Vec<ResourceDef> {
     let b = ResourceDef::builtin;
     let mut pods = b("", "v1", "Pod", "pods", true)
         .short(&["po"])
-        .with_status();
+        .with_status()
+        .with_generation()
+        .in_all();
     pods.trigger_field = Some("spec.nodeName".into());
+    let rbac = "rbac.authorization.k8s.io";
     let mut defs = vec![
         b("", "v1", "Namespace", "namespaces", false)
             .short(&["ns"])
@@ -184,26 +222,81 @@ pub fn builtin_resources() -> Vec<ResourceDef> {
             .with_status(),
         b("", "v1", "Service", "services", true)
             .short(&["svc"])
-            .with_status(),
+            .with_status()
+            .in_all(),
         b("", "v1", "Endpoints", "endpoints", true).short(&["ep"]),
         b("", "v1", "ConfigMap", "configmaps", true).short(&["cm"]),
         b("", "v1", "Secret", "secrets", true),
         b("", "v1", "Event", "events", true).short(&["ev"]),
         b("", "v1", "ServiceAccount", "serviceaccounts", true).short(&["sa"]),
+        b("", "v1", "ResourceQuota", "resourcequotas", true)
+            .short(&["quota"])
+            .with_status(),
         b("apps", "v1", "Deployment", "deployments", true)
             .short(&["deploy"])
-            .with_status(),
+            .with_status()
+            .with_generation()
+            .with_scale()
+            .in_all(),
         b("apps", "v1", "ReplicaSet", "replicasets", true)
             .short(&["rs"])
-            .with_status(),
+            .with_status()
+            .with_generation()
+            .with_scale()
+            .in_all(),
         b("apps", "v1", "StatefulSet", "statefulsets", true)
             .short(&["sts"])
-            .with_status(),
+            .with_status()
+            .with_generation()
+            .with_scale()
+            .in_all(),
         b("apps", "v1", "DaemonSet", "daemonsets", true)
             .short(&["ds"])
-            .with_status(),
-        b("batch", "v1", "Job", "jobs", true).with_status(),
+            .with_status()
+            .with_generation()
+            .in_all(),
+        b("batch", "v1", "Job", "jobs", true)
+            .with_status()
+            .with_generation()
+            .in_all(),
+        b("batch", "v1", "CronJob", "cronjobs", true)
+            .short(&["cj"])
+            .with_status()
+            .with_generation()
+            .in_all(),
         b("coordination.k8s.io", "v1", "Lease", "leases", true),
+        b("networking.k8s.io", "v1", "Ingress", "ingresses", true)
+            .short(&["ing"])
+            .with_status()
+            .with_generation(),
+        b(
+            "policy",
+            "v1",
+            "PodDisruptionBudget",
+            "poddisruptionbudgets",
+            true,
+        )
+        .short(&["pdb"])
+        .with_status()
+        .with_generation(),
+        b(
+            "scheduling.k8s.io",
+            "v1",
+            "PriorityClass",
+            "priorityclasses",
+            false,
+        )
+        .short(&["pc"]),
+        b(rbac, "v1", "Role", "roles", true),
+        b(rbac, "v1", "RoleBinding", "rolebindings", true),
+        b(rbac, "v1", "ClusterRole", "clusterroles", false),
+        b(
+            rbac,
+            "v1",
+            "ClusterRoleBinding",
+            "clusterrolebindings",
+            false,
+        ),
     ];
     for def in &mut defs {
         def.fields = builtin_fields(&def.api.api_version, &def.api.kind)

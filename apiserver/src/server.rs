@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -14,6 +14,7 @@ use crate::cache::{CacheConfig, WatchCache};
 use crate::cacher::StorageListerWatcher;
 use crate::error::ApiError;
 use crate::object::Object;
+use crate::openapi::OpenApi;
 use crate::resource::{ResourceDef, builtin_resources};
 use crate::storage::{DEFAULT_HISTORY, MemoryStorage, Storage};
 use kcache_reflector::Reflector;
@@ -87,6 +88,8 @@ pub(crate) struct Shared {
     pub(crate) faults: Faults,
     pub(crate) watch_end: Mutex<CancellationToken>,
     pub(crate) shutdown: CancellationToken,
+    /// The OpenAPI documents, generated on first use.
+    pub(crate) openapi: OnceLock<OpenApi>,
 }
 
 impl Shared {
@@ -109,6 +112,11 @@ impl Shared {
 
     pub(crate) fn watch_token(&self) -> CancellationToken {
         self.watch_end.lock().clone()
+    }
+
+    pub(crate) fn openapi(&self) -> &OpenApi {
+        self.openapi
+            .get_or_init(|| OpenApi::generate(&self.resources, crate::http::GIT_VERSION))
     }
 }
 
@@ -240,6 +248,7 @@ impl ApiServerBuilder {
                 faults: Faults::default(),
                 watch_end: Mutex::new(CancellationToken::new()),
                 shutdown,
+                openapi: OnceLock::new(),
             }),
         }
     }

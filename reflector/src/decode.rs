@@ -27,22 +27,42 @@ pub(crate) struct ListMeta {
     pub(crate) remaining_item_count: Option<i64>,
 }
 
-/// A list body without its items: only the metadata is read.
+/// A list body without its items: only the kind and the metadata are read.
 #[derive(Deserialize)]
-struct ListEnvelope {
+struct ListEnvelope<'a> {
+    #[serde(default, borrow)]
+    kind: Option<Cow<'a, str>>,
     #[serde(default)]
     metadata: ListMeta,
+    /// What the scanner left of the items: `[]`, `null` or nothing, unless they were not an
+    /// array (then this fails, rather than reading the list as empty).
+    #[serde(default, rename = "items")]
+    _items: Option<Vec<serde::de::IgnoredAny>>,
 }
 
 fn decode_error(what: &str, e: &serde_json::Error) -> ListWatchError {
     ListWatchError::Decode(format!("{what}: {e}"))
 }
 
-/// Reads the metadata of a list body's envelope (the body with its items left out).
+/// Reads the metadata of a list body's envelope (the body with its items left out). A `Status`
+/// instead of a list (some proxies and servers answer 200 with one) is an error, as in
+/// client-go: a failure Status is that API error, any other is not a list.
 pub(crate) fn decode_list_meta(envelope: &[u8]) -> Result<ListMeta, ListWatchError> {
-    serde_json::from_slice::<ListEnvelope>(envelope)
-        .map(|e| e.metadata)
-        .map_err(|e| decode_error("list body", &e))
+    let list = serde_json::from_slice::<ListEnvelope<'_>>(envelope)
+        .map_err(|e| decode_error("list body", &e))?;
+    if list.kind.as_deref() != Some("Status") {
+        return Ok(list.metadata);
+    }
+    let status: Status =
+        serde_json::from_slice(envelope).map_err(|e| decode_error("list body Status", &e))?;
+    Err(if status.is_failure() {
+        ListWatchError::Api(status)
+    } else {
+        ListWatchError::Decode(format!(
+            "list body is a Status, not a list: {}",
+            status.message
+        ))
+    })
 }
 
 /// What a lister-watcher knows of the objects already held: the known `Arc` under a key, if

@@ -36,8 +36,13 @@ const METADATA: &str =
 const LIST_READ_AHEAD_BATCHES: usize = 8;
 /// The most bytes of watch lines handed to one decoder at once.
 const MAX_BATCH_BYTES: usize = 512 * 1024;
-/// The most bytes of a watch body read ahead of the decoders.
+/// The most bytes of complete watch lines read ahead of the decoders (a longer line is still
+/// read whole, up to the line bound).
 const MAX_READ_AHEAD_BYTES: usize = 4 * 1024 * 1024;
+/// The default bound on one watch line: the API server stores objects of up to 3 MiB (etcd's
+/// request limit) and their JSON, with escaping and the event envelope, can be several times
+/// that.
+pub const DEFAULT_MAX_WATCH_LINE_BYTES: usize = 32 * 1024 * 1024;
 
 /// Changes the options of every request (selectors, typically): client-go's
 /// `TweakListOptionsFunc`.
@@ -93,6 +98,7 @@ pub struct KubeListerWatcher<K> {
     tweak: Option<TweakListOptions>,
     parallelism: usize,
     prefetch: bool,
+    max_watch_line: usize,
     next_page: Arc<Mutex<Option<PageRead>>>,
     known: Mutex<Option<KnownLookup<K>>>,
     _object: PhantomData<fn() -> K>,
@@ -107,6 +113,7 @@ impl<K> fmt::Debug for KubeListerWatcher<K> {
             .field("tweak", &self.tweak.is_some())
             .field("parallelism", &self.parallelism)
             .field("prefetch", &self.prefetch)
+            .field("max_watch_line", &self.max_watch_line)
             .field("reuses_known_objects", &self.known.lock().is_some())
             .finish_non_exhaustive()
     }
@@ -122,6 +129,7 @@ impl<K> Clone for KubeListerWatcher<K> {
             tweak: self.tweak.clone(),
             parallelism: self.parallelism,
             prefetch: self.prefetch,
+            max_watch_line: self.max_watch_line,
             next_page: Arc::new(Mutex::new(None)),
             known: Mutex::new(self.known.lock().clone()),
             _object: PhantomData,
@@ -185,6 +193,7 @@ impl<K> KubeListerWatcher<K> {
             tweak: None,
             parallelism: default_parallelism(),
             prefetch: true,
+            max_watch_line: DEFAULT_MAX_WATCH_LINE_BYTES,
             next_page: Arc::new(Mutex::new(None)),
             known: Mutex::new(None),
             _object: PhantomData,
@@ -213,6 +222,16 @@ impl<K> KubeListerWatcher<K> {
     #[must_use]
     pub fn prefetch_pages(mut self, on: bool) -> Self {
         self.prefetch = on;
+        self
+    }
+
+    /// The longest watch line (one event, without its newline) accepted, in bytes (default
+    /// [`DEFAULT_MAX_WATCH_LINE_BYTES`]). A longer one ends the watch with
+    /// [`ListWatchError::WatchLineTooLarge`] after the events before it; the reflector then
+    /// relists. List bodies have no such bound: they are read item by item.
+    #[must_use]
+    pub fn max_watch_line_bytes(mut self, limit: usize) -> Self {
+        self.max_watch_line = limit;
         self
     }
 
@@ -531,6 +550,7 @@ where
         let (events_tx, mut events) = mpsc::channel(parallelism * 2);
         let driver = AbortOnDropHandle::new(tokio::spawn(decode_watch::<K, _>(
             body.into_data_stream().map_err(map_error),
+            Lines::new(self.max_watch_line),
             expected_kind,
             parallelism,
             events_tx,
@@ -582,37 +602,73 @@ fn stop_after_error<T: Send + 'static>(
     })
 }
 
-/// The lines of a watch body: complete ones waiting to be decoded, and the partial last one.
-#[derive(Debug, Default)]
+/// The lines of a watch body: complete ones waiting to be decoded, and the partial last one,
+/// none longer than `max_line` bytes (newline excluded).
+#[derive(Debug)]
 struct Lines {
     partial: BytesMut,
     complete: VecDeque<Bytes>,
     complete_bytes: usize,
+    max_line: usize,
 }
 
 impl Lines {
-    fn push(&mut self, chunk: &[u8]) {
+    fn new(max_line: usize) -> Self {
+        Self {
+            partial: BytesMut::new(),
+            complete: VecDeque::new(),
+            complete_bytes: 0,
+            max_line,
+        }
+    }
+
+    /// Takes the next bytes of the body. Past a line longer than the bound, an error: the lines
+    /// before it are kept, the rest is dropped.
+    fn push(&mut self, chunk: &[u8]) -> Result<(), ListWatchError> {
         // Only the new bytes can hold the end of the partial line already buffered.
         let mut from = self.partial.len();
         self.partial.extend_from_slice(chunk);
         while let Some(pos) = memchr::memchr(b'\n', self.partial.get(from..).unwrap_or_default()) {
             let line = self.partial.split_to(from + pos + 1).freeze();
-            self.push_line(line);
+            self.push_line(line)?;
             from = 0;
         }
+        if self.partial.len() > self.max_line {
+            self.partial = BytesMut::new();
+            return Err(self.too_large());
+        }
+        Ok(())
     }
 
     /// The body ended: a last line without newline still counts.
-    fn finish(&mut self) {
-        if !self.partial.is_empty() {
-            let last = self.partial.split().freeze();
-            self.push_line(last);
+    fn finish(&mut self) -> Result<(), ListWatchError> {
+        if self.partial.is_empty() {
+            return Ok(());
+        }
+        let last = self.partial.split().freeze();
+        self.push_line(last)
+    }
+
+    fn push_line(&mut self, line: Bytes) -> Result<(), ListWatchError> {
+        if line.strip_suffix(b"\n").unwrap_or(&line).len() > self.max_line {
+            self.partial = BytesMut::new();
+            return Err(self.too_large());
+        }
+        self.complete_bytes += line.len();
+        self.complete.push_back(line);
+        Ok(())
+    }
+
+    fn too_large(&self) -> ListWatchError {
+        ListWatchError::WatchLineTooLarge {
+            limit: self.max_line,
         }
     }
 
-    fn push_line(&mut self, line: Bytes) {
-        self.complete_bytes += line.len();
-        self.complete.push_back(line);
+    /// Whether more of the body may be read now: while the complete lines waiting stay under
+    /// the read-ahead bound, and always while none is complete (a long line must be read whole).
+    fn wants_more(&self) -> bool {
+        self.complete.is_empty() || self.buffered_bytes() < MAX_READ_AHEAD_BYTES
     }
 
     fn buffered_bytes(&self) -> usize {
@@ -643,6 +699,7 @@ type EventBatch<K> = Vec<Result<WatchEvent<K>, ListWatchError>>;
 /// pour. Ends after an error (sent last) or at the end of the body.
 async fn decode_watch<K, S>(
     mut chunks: S,
+    mut lines: Lines,
     expected_kind: Option<Arc<str>>,
     parallelism: usize,
     events: mpsc::Sender<EventBatch<K>>,
@@ -650,7 +707,6 @@ async fn decode_watch<K, S>(
     K: DeserializeOwned + Send + Sync + 'static,
     S: Stream<Item = Result<Bytes, ListWatchError>> + Unpin,
 {
-    let mut lines = Lines::default();
     let mut decoding = FuturesOrdered::new();
     let mut body_error = None;
     let mut body_open = true;
@@ -671,17 +727,18 @@ async fn decode_watch<K, S>(
                     return;
                 }
             }
-            chunk = chunks.next(), if body_open && lines.buffered_bytes() < MAX_READ_AHEAD_BYTES => {
-                match chunk {
+            chunk = chunks.next(), if body_open && lines.wants_more() => {
+                let read = match chunk {
                     Some(Ok(chunk)) => lines.push(&chunk),
-                    Some(Err(e)) => {
-                        body_error = Some(e);
-                        body_open = false;
-                    }
+                    Some(Err(e)) => Err(e),
                     None => {
-                        lines.finish();
                         body_open = false;
+                        lines.finish()
                     }
+                };
+                if let Err(e) = read {
+                    body_error = Some(e);
+                    body_open = false;
                 }
             }
             else => break,
@@ -748,15 +805,44 @@ mod tests {
 
     #[test]
     fn watch_lines_are_split_across_chunks_and_batched() {
-        let mut lines = Lines::default();
-        lines.push(b"{\"a\":1}\n{\"b\"");
-        lines.push(b":2}\n\n{\"c\":3}");
+        let mut lines = Lines::new(64);
+        lines.push(b"{\"a\":1}\n{\"b\"").unwrap();
+        lines.push(b":2}\n\n{\"c\":3}").unwrap();
         assert_eq!(lines.buffered_bytes(), 24);
         let first = lines.take_batch().unwrap();
         assert_eq!(first, [&b"{\"a\":1}\n"[..], b"{\"b\":2}\n", b"\n"]);
         assert_eq!(lines.take_batch(), None, "a partial line waits");
-        lines.finish();
+        lines.finish().unwrap();
         assert_eq!(lines.take_batch().unwrap(), [&b"{\"c\":3}"[..]]);
         assert_eq!(lines.buffered_bytes(), 0);
+    }
+
+    #[test]
+    fn watch_lines_up_to_the_bound_are_kept_and_a_longer_one_is_an_error() {
+        let mut lines = Lines::new(8);
+        lines.push(b"12345678\n1234").unwrap();
+        lines.push(b"5678").unwrap();
+        assert!(lines.wants_more());
+        assert!(matches!(
+            lines.push(b"9"),
+            Err(ListWatchError::WatchLineTooLarge { limit: 8 })
+        ));
+        assert_eq!(lines.take_batch().unwrap(), [&b"12345678\n"[..]]);
+        let mut lines = Lines::new(8);
+        assert!(matches!(
+            lines.push(b"1\n123456789\n2\n"),
+            Err(ListWatchError::WatchLineTooLarge { limit: 8 })
+        ));
+        assert_eq!(
+            lines.take_batch().unwrap(),
+            [&b"1\n"[..]],
+            "lines before it stay"
+        );
+        let mut lines = Lines::new(8);
+        lines.push(b"123456789").unwrap_err();
+        let mut lines = Lines::new(8);
+        lines.push(b"12345678").unwrap();
+        lines.finish().unwrap();
+        assert_eq!(lines.take_batch().unwrap(), [&b"12345678"[..]]);
     }
 }

@@ -74,7 +74,7 @@ pub use error::{
     is_too_large_resource_version, is_too_large_resource_version_status, is_too_many_requests,
     is_watch_error_retriable, status,
 };
-pub use kube::{KubeListerWatcher, TweakListOptions};
+pub use kube::{DEFAULT_MAX_WATCH_LINE_BYTES, KubeListerWatcher, TweakListOptions};
 pub use list_watch::ListWatch;
 pub use lister_watcher::{
     Bookmark, INITIAL_EVENTS_END_ANNOTATION, ListFuture, ListOptions, ListPage, ListWatchError,

@@ -119,6 +119,13 @@ pub enum ListWatchError {
     /// A response or event could not be decoded; the stream cannot be trusted any more.
     #[error("decode error: {0}")]
     Decode(String),
+    /// A watch line was longer than the lister-watcher's bound (client-go's
+    /// `ErrObjectTooLarge`); the rest of the stream was not read.
+    #[error("watch event longer than {limit} bytes")]
+    WatchLineTooLarge {
+        /// The bound, in bytes.
+        limit: usize,
+    },
     /// Anything else.
     #[error("{0}")]
     Other(String),

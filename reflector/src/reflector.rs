@@ -515,7 +515,9 @@ where
     }
 
     /// Lists every page (client-go's pager): `limit` 0 means one unpaginated request; an expired
-    /// continue token falls back to a full list at `resource_version`.
+    /// continue token falls back to a full list at `resource_version`. The list's resource
+    /// version is the first page's: the pages are a snapshot at it, and a watch from a later
+    /// page's (a server may report its current one) would miss what changed in between.
     async fn pager_list(
         &self,
         resource_version: &str,
@@ -529,10 +531,13 @@ where
         let mut options = first.clone();
         let mut items = Vec::new();
         let mut paginated = false;
+        let mut first_resource_version = None;
         loop {
             match self.lister_watcher.list(&options).await {
                 Ok(mut page) => {
                     self.reuse_known(&mut page.items);
+                    let resource_version =
+                        first_resource_version.get_or_insert(page.resource_version);
                     if items.is_empty() {
                         items = page.items;
                     } else {
@@ -553,7 +558,7 @@ where
                         None => {
                             return Ok(Listed {
                                 items,
-                                resource_version: page.resource_version,
+                                resource_version: std::mem::take(resource_version),
                                 paginated,
                             });
                         }

@@ -45,6 +45,22 @@ fn start_binary(dir: &std::path::Path) -> Binary {
     Binary { child, kubeconfig }
 }
 
+/// Runs kubectl; returns its exit code and standard output.
+fn kubectl_status(kubectl: &std::path::Path, server: &Binary, args: &[&str]) -> (i32, String) {
+    let out = Command::new(kubectl)
+        .env("KUBECONFIG", &server.kubeconfig)
+        .args(args)
+        .output()
+        .unwrap();
+    let code = out.status.code().unwrap_or(-1);
+    assert!(
+        code == 0 || code == 1,
+        "kubectl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (code, String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
 fn kubectl(kubectl: &std::path::Path, server: &Binary, args: &[&str]) -> String {
     let out = Command::new(kubectl)
         .env("KUBECONFIG", &server.kubeconfig)
@@ -57,6 +73,18 @@ fn kubectl(kubectl: &std::path::Path, server: &Binary, args: &[&str]) -> String 
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// kubectl and a started binary in a temporary folder (None, with a message, without kubectl).
+fn session(name: &str) -> Option<(std::path::PathBuf, Binary, std::path::PathBuf)> {
+    let Some(kc) = kubectl_path() else {
+        eprintln!("SKIPPED: kubectl is not installed (set KUBECTL to its path to run this test)");
+        return None;
+    };
+    let dir = std::env::temp_dir().join(format!("kcache-kubectl-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let server = start_binary(&dir);
+    Some((kc, server, dir))
 }
 
 const MANIFEST: &str = "apiVersion: apps/v1
@@ -78,13 +106,9 @@ spec:
 
 #[test]
 fn kubectl_get_watch_create_apply_and_delete_work_against_the_binary() {
-    let Some(kc) = kubectl_path() else {
-        eprintln!("SKIPPED: kubectl is not installed (set KUBECTL to its path to run this test)");
+    let Some((kc, server, dir)) = session("watch") else {
         return;
     };
-    let dir = std::env::temp_dir().join(format!("kcache-kubectl-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let server = start_binary(&dir);
     let manifest = dir.join("deploy.yaml");
     std::fs::write(&manifest, MANIFEST.replace("IMAGE", "nginx:1")).unwrap();
     let manifest = manifest.to_str().unwrap();
@@ -138,5 +162,235 @@ fn kubectl_get_watch_create_apply_and_delete_work_against_the_binary() {
         out.lines().any(|l| l.starts_with("web")),
         "kubectl get -w printed: {out:?}"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn kubectl_create_subcommands_send_protobuf_bodies_and_work_against_the_binary() {
+    let Some((kc, server, dir)) = session("create") else {
+        return;
+    };
+    let creates: &[&[&str]] = &[
+        &["create", "namespace", "team"],
+        &["create", "configmap", "cfg", "--from-literal=a=b"],
+        &[
+            "create",
+            "secret",
+            "generic",
+            "s1",
+            "--from-literal=password=hunter2",
+        ],
+        &[
+            "create",
+            "secret",
+            "docker-registry",
+            "reg",
+            "--docker-server=r.example",
+            "--docker-username=u",
+            "--docker-password=p",
+        ],
+        &[
+            "create",
+            "deployment",
+            "web",
+            "--image=nginx:1",
+            "--replicas=2",
+            "--port=80",
+        ],
+        &["create", "service", "clusterip", "svc1", "--tcp=80:8080"],
+        &["create", "service", "nodeport", "np1", "--tcp=80:8080"],
+        &["create", "service", "loadbalancer", "lb1", "--tcp=80:8080"],
+        &[
+            "create",
+            "service",
+            "externalname",
+            "ext1",
+            "--external-name=example.com",
+        ],
+        &["create", "serviceaccount", "sa1"],
+        &["create", "role", "r1", "--verb=get,list", "--resource=pods"],
+        &[
+            "create",
+            "rolebinding",
+            "rb1",
+            "--role=r1",
+            "--serviceaccount=default:sa1",
+        ],
+        &[
+            "create",
+            "clusterrole",
+            "cr1",
+            "--verb=get",
+            "--resource=nodes",
+        ],
+        &[
+            "create",
+            "clusterrolebinding",
+            "crb1",
+            "--clusterrole=cr1",
+            "--user=alice",
+        ],
+        &["create", "job", "j1", "--image=busybox", "--", "echo", "hi"],
+        &[
+            "create",
+            "cronjob",
+            "cj1",
+            "--image=busybox",
+            "--schedule=*/5 * * * *",
+            "--",
+            "echo",
+        ],
+        &["create", "quota", "q1", "--hard=pods=10,cpu=2"],
+        &[
+            "create",
+            "priorityclass",
+            "pc1",
+            "--value=1000",
+            "--description=high",
+        ],
+        &[
+            "create",
+            "poddisruptionbudget",
+            "pdb1",
+            "--selector=app=web",
+            "--min-available=1",
+        ],
+        &["create", "ingress", "ing1", "--rule=foo.com/bar=svc1:80"],
+    ];
+    for args in creates {
+        let out = kubectl(&kc, &server, args);
+        assert!(out.contains(" created"), "kubectl {args:?}: {out}");
+    }
+    let get = |args: &[&str]| kubectl(&kc, &server, args);
+    assert_eq!(get(&["get", "cm", "cfg", "-o", "jsonpath={.data.a}"]), "b");
+    assert_eq!(
+        get(&["get", "secret", "s1", "-o", "jsonpath={.data.password}"]),
+        "aHVudGVyMg=="
+    );
+    assert_eq!(
+        get(&[
+            "get",
+            "deploy",
+            "web",
+            "-o",
+            "jsonpath={.spec.replicas} {.spec.template.spec.containers[0].ports[0].containerPort}"
+        ]),
+        "2 80"
+    );
+    assert_eq!(
+        get(&["get", "pdb", "pdb1", "-o", "jsonpath={.spec.minAvailable}"]),
+        "1"
+    );
+    assert_eq!(
+        get(&["get", "quota", "q1", "-o", "jsonpath={.spec.hard.cpu}"]),
+        "2"
+    );
+    assert_eq!(
+        get(&[
+            "get",
+            "svc",
+            "svc1",
+            "-o",
+            "jsonpath={.spec.ports[0].targetPort}"
+        ]),
+        "8080"
+    );
+    let cm = get(&["get", "cm", "cfg", "-o", "json"]);
+    assert!(
+        !cm.contains("\"creationTimestamp\": null") && !cm.contains("\"generation\""),
+        "{cm}"
+    );
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn kubectl_get_all_lists_the_all_category_and_explain_reads_openapi_v3() {
+    let Some((kc, server, dir)) = session("all") else {
+        return;
+    };
+    kubectl(
+        &kc,
+        &server,
+        &["create", "deployment", "web", "--image=nginx:1"],
+    );
+    kubectl(
+        &kc,
+        &server,
+        &["create", "service", "clusterip", "svc1", "--tcp=80:8080"],
+    );
+    kubectl(&kc, &server, &["create", "configmap", "cfg"]);
+    let all = kubectl(&kc, &server, &["get", "all", "-o", "name"]);
+    assert!(
+        all.contains("deployment.apps/web") && all.contains("service/svc1") && !all.contains("cfg"),
+        "{all}"
+    );
+    let explain = kubectl(&kc, &server, &["explain", "deployment.spec.replicas"]);
+    assert!(
+        explain.contains("KIND:       Deployment") && explain.contains("Number of desired pods"),
+        "{explain}"
+    );
+    let explain = kubectl(&kc, &server, &["explain", "configmaps"]);
+    assert!(explain.contains("binaryData"), "{explain}");
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn kubectl_apply_server_side_diff_scale_and_label_work_against_the_binary() {
+    let Some((kc, server, dir)) = session("apply") else {
+        return;
+    };
+    let manifest = dir.join("deploy.yaml");
+    std::fs::write(&manifest, MANIFEST.replace("IMAGE", "nginx:1")).unwrap();
+    let manifest = manifest.to_str().unwrap();
+    let out = kubectl(&kc, &server, &["apply", "--server-side", "-f", manifest]);
+    assert!(out.contains("serverside-applied"), "{out}");
+
+    std::fs::write(manifest, MANIFEST.replace("IMAGE", "nginx:2")).unwrap();
+    let (code, diff) = kubectl_status(&kc, &server, &["diff", "-f", manifest]);
+    assert_eq!(
+        code, 1,
+        "kubectl diff exits 1 when there are differences: {diff}"
+    );
+    assert!(
+        diff.lines()
+            .any(|l| l.starts_with('-') && l.ends_with("image: nginx:1"))
+            && diff
+                .lines()
+                .any(|l| l.starts_with('+') && l.ends_with("image: nginx:2")),
+        "{diff}"
+    );
+    let image = "jsonpath={.spec.template.spec.containers[0].image}";
+    assert_eq!(
+        kubectl(&kc, &server, &["get", "deploy", "web", "-o", image]),
+        "nginx:1",
+        "diff is a server-side dry run: nothing changed"
+    );
+
+    let out = kubectl(&kc, &server, &["scale", "deploy", "web", "--replicas=3"]);
+    assert!(out.contains("scaled"), "{out}");
+    assert_eq!(
+        kubectl(
+            &kc,
+            &server,
+            &["get", "deploy", "web", "-o", "jsonpath={.spec.replicas}"]
+        ),
+        "3"
+    );
+    let out = kubectl(&kc, &server, &["label", "deploy", "web", "tier=front"]);
+    assert!(out.contains("labeled"), "{out}");
+    assert_eq!(
+        kubectl(
+            &kc,
+            &server,
+            &["get", "deploy", "-l", "tier=front", "-o", "name"]
+        )
+        .trim(),
+        "deployment.apps/web"
+    );
+    let (code, _) = kubectl_status(&kc, &server, &["label", "deploy", "web", "bad key=x"]);
+    assert_eq!(code, 1, "an invalid label key is refused");
+    drop(server);
     let _ = std::fs::remove_dir_all(&dir);
 }

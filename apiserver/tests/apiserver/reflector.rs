@@ -84,9 +84,10 @@ async fn seed(server: &TestServer, names: &[&str]) {
     server.seed(objects).await.unwrap();
 }
 
-#[tokio::test]
-async fn kcache_reflector_lists_in_pages_then_follows_every_change() {
-    let s = start().await;
+async fn kcache_reflector_lists_in_pages_then_follows_every_change(backend: Backend) {
+    let Some(s) = backend.server().await else {
+        return;
+    };
     seed(&s, &["a", "b", "c", "d", "e"]).await;
     let r = run(&s, false, None);
     converges(
@@ -102,9 +103,10 @@ async fn kcache_reflector_lists_in_pages_then_follows_every_change() {
     converges(&r.store, &[("b", "1"), ("c", "0"), ("d", "0"), ("e", "0")]).await;
 }
 
-#[tokio::test]
-async fn kcache_reflector_resumes_after_the_server_ends_watches() {
-    let s = start().await;
+async fn kcache_reflector_resumes_after_the_server_ends_watches(backend: Backend) {
+    let Some(s) = backend.server().await else {
+        return;
+    };
     seed(&s, &["a"]).await;
     let r = run(&s, false, None);
     converges(&r.store, &[("a", "0")]).await;
@@ -113,9 +115,10 @@ async fn kcache_reflector_resumes_after_the_server_ends_watches() {
     converges(&r.store, &[("a", "0"), ("b", "0")]).await;
 }
 
-#[tokio::test]
-async fn kcache_reflector_relists_after_a_410_from_compaction() {
-    let s = start().await;
+async fn kcache_reflector_relists_after_a_410_from_compaction(backend: Backend) {
+    let Some(s) = backend.server().await else {
+        return;
+    };
     seed(&s, &["a"]).await;
     let r = run(&s, false, None);
     converges(&r.store, &[("a", "0")]).await;
@@ -130,9 +133,12 @@ async fn kcache_reflector_relists_after_a_410_from_compaction() {
     converges(&r.store, &[("a", "0"), ("b", "0")]).await;
 }
 
-#[tokio::test]
-async fn kcache_reflector_watch_list_syncs_through_the_initial_events_end_bookmark() {
-    let s = start().await;
+async fn kcache_reflector_watch_list_syncs_through_the_initial_events_end_bookmark(
+    backend: Backend,
+) {
+    let Some(s) = backend.server().await else {
+        return;
+    };
     seed(&s, &["a", "b", "c"]).await;
     let r = run(&s, true, None);
     converges(&r.store, &[("a", "0"), ("b", "0"), ("c", "0")]).await;
@@ -140,9 +146,10 @@ async fn kcache_reflector_watch_list_syncs_through_the_initial_events_end_bookma
     converges(&r.store, &[("a", "0"), ("b", "0"), ("c", "0"), ("d", "0")]).await;
 }
 
-#[tokio::test]
-async fn kcache_reflector_with_a_label_selector_sees_objects_enter_and_leave_it() {
-    let s = start().await;
+async fn kcache_reflector_with_a_label_selector_sees_objects_enter_and_leave_it(backend: Backend) {
+    let Some(s) = backend.server().await else {
+        return;
+    };
     seed(&s, &["a", "b"]).await;
     let r = run(&s, false, Some("team=blue"));
     let c = client(&s);
@@ -152,4 +159,48 @@ async fn kcache_reflector_with_a_label_selector_sees_objects_enter_and_leave_it(
     converges(&r.store, &[("a", "0")]).await;
     patch(&c, path, "application/merge-patch+json", &label("red")).await;
     converges(&r.store, &[]).await;
+}
+
+on_every_backend!(
+    kcache_reflector_lists_in_pages_then_follows_every_change,
+    kcache_reflector_resumes_after_the_server_ends_watches,
+    kcache_reflector_relists_after_a_410_from_compaction,
+    kcache_reflector_watch_list_syncs_through_the_initial_events_end_bookmark,
+    kcache_reflector_with_a_label_selector_sees_objects_enter_and_leave_it,
+);
+
+/// etcd killed and started again while a client watches the server: the Cacher's storage watch
+/// resumes where it was (or its reflector relists), the client's watch continues or relists,
+/// and every write made before and after the restart reaches the client's store.
+#[cfg(feature = "etcd")]
+#[tokio::test]
+async fn kcache_reflector_loses_nothing_when_etcd_restarts_mid_watch() {
+    let Some(mut s) = Backend::Etcd.server().await else {
+        return;
+    };
+    seed(&s, &["a", "b"]).await;
+    let r = run(&s, false, None);
+    converges(&r.store, &[("a", "0"), ("b", "0")]).await;
+    let api: Api<ConfigMap> = Api::default_namespaced(s.client().unwrap());
+    let etcd = s.etcd.as_mut().unwrap();
+    etcd.kill().await.unwrap();
+    assert!(
+        api.delete("a", &DeleteParams::default()).await.is_err(),
+        "etcd is down"
+    );
+    etcd.restart().await.unwrap();
+    // The etcd client reconnects on its own; no signal tells when, so poll (bounded).
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while let Err(e) = api.delete("a", &DeleteParams::default()).await {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "etcd never came back: {e}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    seed(&s, &["c"]).await;
+    let mut b = api.get("b").await.unwrap();
+    b.data.as_mut().unwrap().insert("v".into(), "1".into());
+    api.replace("b", &PostParams::default(), &b).await.unwrap();
+    converges(&r.store, &[("b", "1"), ("c", "0")]).await;
 }

@@ -1,10 +1,13 @@
 //! Helpers shared by the tests: raw requests, watch line readers, pod JSON.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::io::Lines;
 use futures::{AsyncBufRead, AsyncBufReadExt, StreamExt};
-use kcache_apiserver::{ApiServer, ApiServerBuilder, CacheConfig, ServerConfig, TestServer};
+use kcache_apiserver::{
+    ApiServer, ApiServerBuilder, CacheConfig, MemoryStorage, ServerConfig, Storage, TestServer,
+};
 use kube_client::Client;
 use serde_json::{Value, json};
 
@@ -166,3 +169,95 @@ pub(crate) fn client(s: &TestServer) -> Client {
     config.default_retry = false;
     Client::try_from(config).unwrap()
 }
+
+/// A storage backend the tests run against.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Backend {
+    /// [`kcache_apiserver::MemoryStorage`].
+    Memory,
+    /// `EtcdStorage` on a [`kcache_apiserver::TestEtcd`] started for the test.
+    Etcd,
+}
+
+/// A storage, with the etcd it runs on (kept alive as long as the storage).
+pub(crate) struct Backed<T> {
+    pub(crate) inner: T,
+    #[cfg(feature = "etcd")]
+    pub(crate) etcd: Option<kcache_apiserver::TestEtcd>,
+}
+
+impl<T> std::ops::Deref for Backed<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.inner
+    }
+}
+
+impl Backend {
+    /// A new, empty storage of this backend; `None` (after printing why) when it cannot run
+    /// here (no etcd binary, or built without the `etcd` feature).
+    pub(crate) async fn storage(self) -> Option<Backed<Arc<dyn Storage>>> {
+        match self {
+            Backend::Memory => Some(Backed {
+                inner: Arc::new(MemoryStorage::default()),
+                #[cfg(feature = "etcd")]
+                etcd: None,
+            }),
+            #[cfg(feature = "etcd")]
+            Backend::Etcd => {
+                let Some(etcd) = kcache_apiserver::TestEtcd::start().await.unwrap() else {
+                    eprintln!("skipped: no etcd binary (install Debian's etcd-server or set ETCD)");
+                    return None;
+                };
+                let storage = etcd.storage().await.unwrap();
+                Some(Backed {
+                    inner: Arc::new(storage),
+                    etcd: Some(etcd),
+                })
+            }
+            #[cfg(not(feature = "etcd"))]
+            Backend::Etcd => {
+                eprintln!("skipped: built without the etcd feature");
+                None
+            }
+        }
+    }
+
+    /// A test server (see [`test_builder`]) on a new storage of this backend.
+    pub(crate) async fn server(self) -> Option<Backed<TestServer>> {
+        let storage = self.storage().await?;
+        let server = TestServer::start_with(test_builder().storage(Arc::clone(&storage.inner)))
+            .await
+            .unwrap();
+        Some(Backed {
+            inner: server,
+            #[cfg(feature = "etcd")]
+            etcd: storage.etcd,
+        })
+    }
+}
+
+/// Runs each named `async fn(Backend)` of the enclosing module as one test per backend:
+/// `memory::name` and `etcd::name`.
+macro_rules! on_every_backend {
+    ($($name:ident),* $(,)?) => {
+        mod memory {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    super::$name($crate::support::Backend::Memory).await;
+                }
+            )*
+        }
+        mod etcd {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    super::$name($crate::support::Backend::Etcd).await;
+                }
+            )*
+        }
+    };
+}
+pub(crate) use on_every_backend;

@@ -295,6 +295,16 @@ async fn timeout_seconds_ends_the_stream_cleanly() {
 }
 
 #[tokio::test]
+async fn timeout_seconds_zero_means_the_default_timeout() {
+    let s = start().await;
+    let c = client(&s);
+    let mut w = watch(&c, &format!("{PODS}?watch=1&timeoutSeconds=0")).await;
+    let (_, a) = post(&c, PODS, &pod("default", "a", "n1", "Running", "web")).await;
+    let e = next_change(&mut w).await;
+    assert_eq!((e["type"].as_str(), &e["object"]), (Some("ADDED"), &a));
+}
+
+#[tokio::test]
 async fn events_are_encoded_with_their_resource_version() {
     let s = start().await;
     let c = client(&s);

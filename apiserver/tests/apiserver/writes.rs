@@ -32,9 +32,28 @@ async fn create_sets_uid_creation_timestamp_generation_and_resource_version() {
     let m = &cm["metadata"];
     assert!(m["uid"].as_str().unwrap().len() >= 32);
     assert!(m["creationTimestamp"].is_string());
-    assert_eq!(m["generation"], 1);
     assert_eq!(m["namespace"], "default");
     assert!(rv(&cm) > 0);
+    let (_, d) = post(&c, DEPLOYS, &deployment("web", "img:1")).await;
+    assert_eq!(d["metadata"]["generation"], 1);
+}
+
+#[tokio::test]
+async fn configmaps_and_other_kinds_without_a_spec_get_no_generation() {
+    let s = start().await;
+    let c = client(&s);
+    let (_, cm) = post(&c, CMS, &configmap("a", "1")).await;
+    assert!(cm["metadata"].get("generation").is_none(), "{cm}");
+    let (code, cm) = put(&c, &format!("{CMS}/a"), &configmap("a", "2")).await;
+    assert_eq!(code, 200);
+    assert!(cm["metadata"].get("generation").is_none(), "{cm}");
+    let (_, ns) = post(
+        &c,
+        "/api/v1/namespaces",
+        &json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "n1"}}),
+    )
+    .await;
+    assert!(ns["metadata"].get("generation").is_none(), "{ns}");
 }
 
 #[tokio::test]
@@ -344,6 +363,39 @@ async fn discovery_lists_core_and_group_resources() {
 }
 
 #[tokio::test]
+async fn discovery_puts_workloads_and_services_in_the_all_category() {
+    let s = start().await;
+    let c = client(&s);
+    let core = c.list_core_api_resources("v1").await.unwrap();
+    let apps = c.list_api_group_resources("apps/v1").await.unwrap();
+    let batch = c.list_api_group_resources("batch/v1").await.unwrap();
+    let all = |r: &k8s_openapi::apimachinery::pkg::apis::meta::v1::APIResource| {
+        r.categories
+            .as_ref()
+            .is_some_and(|c| c.iter().any(|c| c == "all"))
+    };
+    let in_all: Vec<&str> = [&core, &apps, &batch]
+        .iter()
+        .flat_map(|l| l.resources.iter())
+        .filter(|r| all(r))
+        .map(|r| r.name.as_str())
+        .collect();
+    assert_eq!(
+        in_all,
+        [
+            "pods",
+            "services",
+            "deployments",
+            "replicasets",
+            "statefulsets",
+            "daemonsets",
+            "jobs",
+            "cronjobs"
+        ]
+    );
+}
+
+#[tokio::test]
 async fn custom_resources_registered_from_an_api_resource_are_served() {
     let gvk = GroupVersionKind::gvk("example.com", "v1", "Widget");
     let ar = ApiResource::from_gvk_with_plural(&gvk, "widgets");
@@ -428,4 +480,118 @@ async fn deleting_a_namespace_deletes_its_content() {
     );
     assert_eq!(get(&c, "/api/v1/namespaces/team/configmaps/a").await.0, 404);
     assert_eq!(get(&c, &format!("{CMS}/kept")).await.0, 200);
+}
+
+#[tokio::test]
+async fn dry_run_all_validates_and_answers_without_storing() {
+    let s = start().await;
+    let c = client(&s);
+    let (code, cm) = post(&c, &format!("{CMS}?dryRun=All"), &configmap("a", "1")).await;
+    assert_eq!((code, cm["metadata"]["name"].as_str()), (201, Some("a")));
+    assert_eq!(get(&c, &format!("{CMS}/a")).await.0, 404);
+    let (code, _) = post(&c, &format!("{CMS}?dryRun=All"), &configmap("Bad", "1")).await;
+    assert_eq!(code, 422, "a dry run validates");
+    let (_, created) = post(&c, CMS, &configmap("a", "1")).await;
+    let (code, patched) = patch(
+        &c,
+        &format!("{CMS}/a?dryRun=All"),
+        "application/merge-patch+json",
+        &json!({"data": {"v": "2"}}),
+    )
+    .await;
+    assert_eq!((code, patched["data"]["v"].as_str()), (200, Some("2")));
+    let mut update = created.clone();
+    update["data"]["v"] = json!("3");
+    assert_eq!(
+        put(&c, &format!("{CMS}/a?dryRun=All"), &update).await.0,
+        200
+    );
+    let (code, _) = request(&c, "DELETE", &format!("{CMS}/a?dryRun=All"), None).await;
+    assert_eq!(code, 200);
+    assert_eq!(
+        get(&c, &format!("{CMS}/a")).await.1,
+        created,
+        "nothing changed"
+    );
+}
+
+#[tokio::test]
+async fn scale_subresource_reads_and_writes_spec_replicas() {
+    let s = start().await;
+    let c = client(&s);
+    post(&c, DEPLOYS, &deployment("web", "img:1")).await;
+    let (code, scale) = get(&c, &format!("{DEPLOYS}/web/scale")).await;
+    assert_eq!(code, 200);
+    assert_eq!(
+        (
+            &scale["kind"],
+            &scale["apiVersion"],
+            &scale["spec"]["replicas"],
+            &scale["status"]["selector"]
+        ),
+        (
+            &json!("Scale"),
+            &json!("autoscaling/v1"),
+            &json!(1),
+            &json!("app=web")
+        )
+    );
+    let (code, scale) = patch(
+        &c,
+        &format!("{DEPLOYS}/web/scale"),
+        "application/merge-patch+json",
+        &json!({"spec": {"replicas": 4}}),
+    )
+    .await;
+    assert_eq!((code, &scale["spec"]["replicas"]), (200, &json!(4)));
+    let (_, d) = get(&c, &format!("{DEPLOYS}/web")).await;
+    assert_eq!(
+        (&d["spec"]["replicas"], &d["metadata"]["generation"]),
+        (&json!(4), &json!(2))
+    );
+    let mut stale = scale.clone();
+    stale["metadata"]["resourceVersion"] = json!("1");
+    assert_eq!(
+        put(&c, &format!("{DEPLOYS}/web/scale"), &stale).await.0,
+        409
+    );
+    let mut negative = scale.clone();
+    negative["spec"]["replicas"] = json!(-1);
+    assert_eq!(
+        put(&c, &format!("{DEPLOYS}/web/scale"), &negative).await.0,
+        422
+    );
+    let core = c.list_api_group_resources("apps/v1").await.unwrap();
+    let sub = core
+        .resources
+        .iter()
+        .find(|r| r.name == "deployments/scale")
+        .unwrap();
+    assert_eq!(
+        (sub.group.as_deref(), sub.kind.as_str()),
+        (Some("autoscaling"), "Scale")
+    );
+}
+
+#[tokio::test]
+async fn bodies_of_an_unknown_media_type_are_415_and_bad_protobuf_is_400() {
+    let s = start().await;
+    let c = client(&s);
+    let body = configmap("a", "1").to_string().into_bytes();
+    let (code, status) = request(&c, "POST", CMS, Some(("text/plain", body))).await;
+    assert_eq!(
+        (code, status["reason"].as_str()),
+        (415, Some("UnsupportedMediaType"))
+    );
+    let (code, status) = request(
+        &c,
+        "POST",
+        CMS,
+        Some((
+            "application/vnd.kubernetes.protobuf",
+            b"k8s\0\x0a\xff".to_vec(),
+        )),
+    )
+    .await;
+    assert_eq!((code, status["reason"].as_str()), (400, Some("BadRequest")));
 }

@@ -80,7 +80,13 @@ async fn server() -> (TestServer, Api<ConfigMap>) {
 }
 
 fn start_informer(server: TestServer, lw: impl ListerWatcher<ConfigMap>) -> Started {
-    let informer = SharedIndexInformer::builder(lw).name("configmaps").build();
+    run_informer(
+        server,
+        SharedIndexInformer::builder(lw).name("configmaps").build(),
+    )
+}
+
+fn run_informer(server: TestServer, informer: SharedIndexInformer<ConfigMap>) -> Started {
     let shutdown = CancellationToken::new();
     let task = tokio::spawn(informer.run(shutdown.clone()));
     Started {
@@ -226,6 +232,80 @@ async fn relist_after_compaction_gives_tombstones_and_no_add_for_known_objects()
         vec![format!("add {} false", key("new"))]
     );
     s.stop().await;
+}
+
+/// A lister-watcher for a server that reports its current resource version on continued list
+/// pages, and where a config map is created while the list is paged. Its first page is a
+/// consistent list (resource version ""), which the server pages.
+struct ChangesBetweenPages {
+    inner: KubeListerWatcher<ConfigMap>,
+    api: Api<ConfigMap>,
+    created: AtomicBool,
+}
+
+impl ListerWatcher<ConfigMap> for ChangesBetweenPages {
+    fn list(&self, options: &ListOptions) -> ListFuture<'_, ConfigMap> {
+        let mut options = options.clone();
+        Box::pin(async move {
+            if options.continue_token.is_none() {
+                options.resource_version = None;
+                return self.inner.list(&options).await;
+            }
+            let mut current = None;
+            if !self.created.swap(true, Ordering::SeqCst) {
+                let created = self
+                    .api
+                    .create(&PostParams::default(), &config_map("between-pages", "1"))
+                    .await
+                    .map_err(|e| kcache_reflector::ListWatchError::Other(e.to_string()))?;
+                current = created.metadata.resource_version;
+            }
+            let mut page = self.inner.list(&options).await?;
+            if let Some(rv) = current {
+                page.resource_version = rv;
+            }
+            Ok(page)
+        })
+    }
+
+    fn watch(&self, options: &ListOptions) -> WatchFuture<'_, ConfigMap> {
+        self.inner.watch(options)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paginated_list_syncs_at_the_first_pages_resource_version_end_to_end() {
+    let (server, api) = server().await;
+    for name in ["a", "b"] {
+        api.create(&PostParams::default(), &config_map(name, "1"))
+            .await
+            .unwrap();
+    }
+    let lw = ChangesBetweenPages {
+        inner: KubeListerWatcher::new(api.clone()),
+        api: api.clone(),
+        created: AtomicBool::new(false),
+    };
+    let informer = SharedIndexInformer::builder(lw)
+        .name("configmaps")
+        .page_size(1)
+        .build();
+    let started = run_informer(server, informer);
+    let mut events = started.informer.event_stream().unwrap();
+    let got = bounded(
+        "the listed config maps, then the one created between pages",
+        take_n(&mut events, 3),
+    )
+    .await;
+    assert_eq!(
+        got,
+        [
+            format!("add {} true", key("a")),
+            format!("add {} true", key("b")),
+            format!("add {} false", key("between-pages")),
+        ]
+    );
+    started.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

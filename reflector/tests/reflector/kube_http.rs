@@ -221,15 +221,71 @@ async fn kube_lister_watcher_malformed_line_ends_the_stream_with_a_decode_error(
         event("ADDED", pod_json(1, 3, 2)),
     ];
     let lw = KubeListerWatcher::new(Api::<Pod>::all(client));
-    let events: Vec<_> = lw
-        .watch(&ListOptions::default())
-        .await
-        .unwrap()
-        .collect()
-        .await;
+    let events = watch_all(&lw).await;
     assert_eq!(events.len(), 2);
     assert!(matches!(events[0], Ok(WatchEvent::Added(_))));
     assert!(matches!(events[1], Err(ListWatchError::Decode(_))));
+}
+
+/// Every item of a watch with default options, to its end.
+async fn watch_all(lw: &KubeListerWatcher<Pod>) -> Vec<Result<WatchEvent<Pod>, ListWatchError>> {
+    lw.watch(&ListOptions::default())
+        .await
+        .unwrap()
+        .collect()
+        .await
+}
+
+/// A pod whose JSON is about `bytes` long (an annotation carries the bulk).
+fn big_pod(i: usize, rv: u64, bytes: usize) -> serde_json::Value {
+    let mut pod = pod_json(i, 3, rv);
+    pod["metadata"]["annotations"] = json!({"big": "x".repeat(bytes)});
+    pod
+}
+
+#[tokio::test]
+async fn kube_lister_watcher_delivers_watch_lines_larger_than_the_read_ahead_bound() {
+    let (server, client) = start().await;
+    // 6 MiB events: past the 4 MiB read-ahead, under the default line bound.
+    *server.watch_body.lock() = vec![
+        event("ADDED", big_pod(0, 1, 6 << 20)),
+        event("ADDED", big_pod(1, 2, 6 << 20)),
+    ];
+    let lw = KubeListerWatcher::new(Api::<Pod>::all(client));
+    let events = watch_all(&lw).await;
+    assert_eq!(
+        events.len(),
+        2,
+        "{:?}",
+        events.iter().map(|e| e.as_ref().err()).collect::<Vec<_>>()
+    );
+    for (i, e) in events.iter().enumerate() {
+        let Ok(WatchEvent::Added(p)) = e else {
+            panic!("event {i}: {e:?}")
+        };
+        assert_eq!(
+            p.metadata.annotations.as_ref().unwrap()["big"].len(),
+            6 << 20
+        );
+    }
+}
+
+#[tokio::test]
+async fn kube_lister_watcher_watch_line_past_the_bound_is_a_typed_error_not_a_clean_end() {
+    let (server, client) = start().await;
+    *server.watch_body.lock() = vec![
+        event("ADDED", pod_json(0, 3, 1)),
+        event("ADDED", big_pod(1, 2, 2 << 20)),
+        event("ADDED", pod_json(2, 3, 3)),
+    ];
+    let lw = KubeListerWatcher::new(Api::<Pod>::all(client)).max_watch_line_bytes(1 << 20);
+    let events = watch_all(&lw).await;
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert!(matches!(events[0], Ok(WatchEvent::Added(_))));
+    assert!(matches!(
+        events[1],
+        Err(ListWatchError::WatchLineTooLarge { limit }) if limit == 1 << 20
+    ));
 }
 
 #[tokio::test]

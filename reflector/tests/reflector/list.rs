@@ -236,6 +236,32 @@ async fn paginated_list_collects_every_page_into_one_replace() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn paginated_list_syncs_at_the_first_pages_resource_version() {
+    // A server reporting its current resource version on later pages: b changed after the
+    // snapshot, the watch must start at the snapshot's to see that change.
+    let (lw, mut calls) = scripted(
+        |_, o| match o.continue_token.as_deref() {
+            None => Ok(page(vec![pod("a", "9")], "10", Some("c"))),
+            Some(_) => Ok(page(vec![pod("b", "8")], "12", None)),
+        },
+        |_, _| Ok(pending_stream()),
+    );
+    let store = Arc::new(RecordingStore::default());
+    let reflector = Arc::new(
+        Reflector::builder(lw, Arc::clone(&store))
+            .page_size(1)
+            .build(),
+    );
+    let running = run(&reflector);
+    let calls = next_calls(&mut calls, 3).await;
+    assert!(!is_list(&calls[2]));
+    assert_eq!(opts(&calls[2]).resource_version.as_deref(), Some("10"));
+    assert_eq!(store.ops_starting("replace"), ["replace 2 10"]);
+    assert_eq!(reflector.last_sync_resource_version(), "10");
+    running.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
 async fn list_errors_reach_the_error_handler_and_retry_after_backoff() {
     let source = Arc::new(FakeControllerSource::new());
     source.add(pod("a", ""));

@@ -7,6 +7,7 @@
 mod convergence;
 mod events;
 mod fake_source;
+mod hostile;
 mod kube_http;
 mod list;
 mod support;

@@ -1,178 +1,28 @@
-//! [`Storage`]: the source of truth with a global revision, and [`MemoryStorage`], its in-memory
-//! implementation with a bounded, compacting history.
+//! [`MemoryStorage`]: the in-memory [`Storage`], a multi-version map with a bounded, compacting
+//! history.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 use std::ops::Bound;
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
-use futures::stream::BoxStream;
 use futures::{FutureExt, StreamExt};
-use kube_core::Resource;
 use parking_lot::Mutex;
 use tokio::sync::mpsc;
 
+use super::{
+    EventType, ListRequest, ListResult, Preconditions, Storage, StorageError, StorageEvent,
+    StorageFuture, StorageWatch, UpdateFn, WatchItem, check_preconditions, is_unchanged,
+};
 use crate::error::ApiError;
 use crate::object::Object;
-
-/// What changed in one storage event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum EventType {
-    /// A key was created.
-    Added,
-    /// A key was updated.
-    Modified,
-    /// A key was deleted.
-    Deleted,
-}
-
-/// One write, as seen by storage watchers.
-#[derive(Debug, Clone)]
-pub struct StorageEvent {
-    /// The revision of the write (also the object's `metadata.resourceVersion`).
-    pub revision: u64,
-    /// What happened.
-    pub event_type: EventType,
-    /// The storage key.
-    pub key: Arc<str>,
-    /// The new object; for a delete, the last state stamped with the delete's revision.
-    pub object: Arc<Object>,
-    /// The state before the write, if any.
-    pub previous: Option<Arc<Object>>,
-}
-
-/// An item of a storage watch: an event, or a progress notification (the storage reached a
-/// revision through writes outside the watched prefix).
-#[derive(Debug, Clone)]
-pub enum WatchItem {
-    /// A write under the watched prefix.
-    Event(StorageEvent),
-    /// The storage's revision is now at least this.
-    Progress(u64),
-}
-
-/// A storage watch stream. It ends when the watch is cancelled.
-pub type StorageWatch = BoxStream<'static, WatchItem>;
-
-/// A future returned by [`Storage`].
-pub type StorageFuture<'a, T> = BoxFuture<'a, Result<T, StorageError>>;
-
-/// Computes the new state of an object from its current one (`None` if absent) in
-/// [`Storage::guaranteed_update`]; may be called again if the object changed in between.
-pub type UpdateFn = Box<dyn FnMut(Option<&Arc<Object>>) -> Result<Object, ApiError> + Send>;
-
-/// Why a storage operation failed.
-#[derive(Debug, Clone, thiserror::Error)]
-#[non_exhaustive]
-pub enum StorageError {
-    /// The key does not exist.
-    #[error("key {0:?} not found")]
-    NotFound(String),
-    /// The key already exists.
-    #[error("key {0:?} already exists")]
-    AlreadyExists(String),
-    /// A precondition (resourceVersion or uid) did not hold.
-    #[error("conflict on key {key:?}: {message}")]
-    Conflict {
-        /// The key.
-        key: String,
-        /// Which precondition failed.
-        message: String,
-    },
-    /// The requested revision has been compacted.
-    #[error("revision {requested} is compacted (oldest available {compacted})")]
-    Compacted {
-        /// The revision asked for.
-        requested: u64,
-        /// The compaction point.
-        compacted: u64,
-    },
-    /// The requested revision is in the future.
-    #[error("revision {requested} is newer than the current revision {current}")]
-    FutureRevision {
-        /// The revision asked for.
-        requested: u64,
-        /// The current revision.
-        current: u64,
-    },
-    /// The update function refused the write.
-    #[error(transparent)]
-    Rejected(#[from] ApiError),
-}
-
-/// Preconditions of a delete.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Preconditions {
-    /// The object's resourceVersion must be exactly this.
-    pub resource_version: Option<u64>,
-    /// The object's uid must be exactly this.
-    pub uid: Option<String>,
-}
-
-/// A list request against storage.
-#[derive(Debug, Clone, Default)]
-pub struct ListRequest {
-    /// Only keys starting with this.
-    pub prefix: String,
-    /// Read at this revision (`None`: the current one).
-    pub revision: Option<u64>,
-    /// Start at this key (inclusive).
-    pub start_key: Option<String>,
-    /// At most this many items (`None` or 0: all).
-    pub limit: Option<usize>,
-}
-
-/// The result of a list.
-#[derive(Debug, Clone)]
-pub struct ListResult {
-    /// The objects, ordered by key.
-    pub items: Vec<Arc<Object>>,
-    /// The revision the list was read at.
-    pub revision: u64,
-    /// The key of the last item when more items follow.
-    pub last_key: Option<String>,
-    /// How many items follow (when `last_key` is set).
-    pub remaining: u64,
-}
-
-/// The source of truth (etcd in Kubernetes): keys to objects with a global, monotonically
-/// increasing revision. Every write gets the next revision, which becomes the object's
-/// `metadata.resourceVersion`. Watches are unfiltered within a key prefix.
-pub trait Storage: Send + Sync + fmt::Debug + 'static {
-    /// The current revision.
-    fn revision(&self) -> StorageFuture<'_, u64>;
-    /// The object under `key`.
-    fn get(&self, key: String) -> StorageFuture<'_, Option<Arc<Object>>>;
-    /// Lists keys under a prefix, at a revision, from a start key, with a limit.
-    fn list(&self, request: ListRequest) -> StorageFuture<'_, ListResult>;
-    /// Creates `key` (fails with [`StorageError::AlreadyExists`]).
-    fn create(&self, key: String, object: Object) -> StorageFuture<'_, Arc<Object>>;
-    /// Reads `key`, computes its new state with `update` and writes it if the key did not change
-    /// in between (optimistic concurrency; retried otherwise).
-    fn guaranteed_update(&self, key: String, update: UpdateFn) -> StorageFuture<'_, Arc<Object>>;
-    /// Deletes `key` if the preconditions hold; returns the last state stamped with the delete's
-    /// revision.
-    fn delete(&self, key: String, preconditions: Preconditions) -> StorageFuture<'_, Arc<Object>>;
-    /// Watches every write under `prefix` after `from_revision`; with `progress_notify`, writes
-    /// elsewhere are reported as [`WatchItem::Progress`].
-    fn watch(
-        &self,
-        prefix: String,
-        from_revision: u64,
-        progress_notify: bool,
-    ) -> StorageFuture<'_, StorageWatch>;
-    /// Discards history up to `revision` (reads and watches before it fail with
-    /// [`StorageError::Compacted`]).
-    fn compact(&self, revision: u64) -> StorageFuture<'_, ()>;
-}
 
 type Versions = Vec<(u64, Option<Arc<Object>>)>;
 
 struct StorageWatcher {
     prefix: String,
     progress: bool,
-    tx: mpsc::UnboundedSender<WatchItem>,
+    tx: mpsc::UnboundedSender<Result<WatchItem, StorageError>>,
 }
 
 struct Inner {
@@ -265,6 +115,9 @@ impl MemoryStorage {
             return Err(StorageError::AlreadyExists(key.to_owned()));
         }
         let mut obj = f(current.as_ref())?;
+        if let Some(current) = current.as_ref().filter(|cur| is_unchanged(cur, &obj)) {
+            return Ok(Arc::clone(current));
+        }
         let rev = inner.revision + 1;
         obj.set_resource_version(rev);
         let obj = Arc::new(obj);
@@ -294,28 +147,7 @@ impl MemoryStorage {
         else {
             return Err(StorageError::NotFound(key.to_owned()));
         };
-        if let Some(rv) = pre.resource_version
-            && rv != current.resource_version_u64()
-        {
-            return Err(StorageError::Conflict {
-                key: key.to_owned(),
-                message: format!(
-                    "the ResourceVersion in the precondition ({rv}) does not match the ResourceVersion in record ({}). The object might have been modified",
-                    current.resource_version_u64()
-                ),
-            });
-        }
-        if let Some(uid) = &pre.uid
-            && Some(uid.as_str()) != current.meta().uid.as_deref()
-        {
-            return Err(StorageError::Conflict {
-                key: key.to_owned(),
-                message: format!(
-                    "the UID in the precondition ({uid}) does not match the UID in record ({}). The object might have been deleted and then recreated",
-                    current.meta().uid.as_deref().unwrap_or("")
-                ),
-            });
-        }
+        check_preconditions(key, pre, &current)?;
         let rev = inner.revision + 1;
         let tomb = Arc::new(current.with_resource_version(rev));
         inner.commit(
@@ -401,11 +233,11 @@ impl MemoryStorage {
         let start = inner.events.partition_point(|e| e.revision <= from);
         for event in inner.events.range(start..) {
             if event.key.starts_with(prefix.as_str()) {
-                let _ = tx.send(WatchItem::Event(event.clone()));
+                let _ = tx.send(Ok(WatchItem::Event(event.clone())));
             }
         }
         if progress && from < inner.revision {
-            let _ = tx.send(WatchItem::Progress(inner.revision));
+            let _ = tx.send(Ok(WatchItem::Progress(inner.revision)));
         }
         inner.watchers.push(StorageWatcher {
             prefix,
@@ -416,7 +248,9 @@ impl MemoryStorage {
     }
 }
 
-fn tokio_stream_from(mut rx: mpsc::UnboundedReceiver<WatchItem>) -> StorageWatch {
+fn tokio_stream_from(
+    mut rx: mpsc::UnboundedReceiver<Result<WatchItem, StorageError>>,
+) -> StorageWatch {
     futures::stream::poll_fn(move |cx| rx.poll_recv(cx)).boxed()
 }
 
@@ -448,9 +282,9 @@ impl Inner {
         };
         self.watchers.retain(|w| {
             if event.key.starts_with(w.prefix.as_str()) {
-                w.tx.send(WatchItem::Event(event.clone())).is_ok()
+                w.tx.send(Ok(WatchItem::Event(event.clone()))).is_ok()
             } else if w.progress {
-                w.tx.send(WatchItem::Progress(rev)).is_ok()
+                w.tx.send(Ok(WatchItem::Progress(rev))).is_ok()
             } else {
                 !w.tx.is_closed()
             }
@@ -548,6 +382,7 @@ impl Storage for MemoryStorage {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kube_core::Resource;
 
     fn obj(name: &str) -> Object {
         Object::from_json(
@@ -555,43 +390,6 @@ mod tests {
                 .as_bytes(),
         )
         .unwrap()
-    }
-
-    #[tokio::test]
-    async fn reads_at_an_old_revision_see_the_old_state_until_compacted() {
-        let s = MemoryStorage::new(100);
-        let a = s.create("/cm/a".into(), obj("a")).await.unwrap();
-        let at = a.resource_version_u64();
-        s.create("/cm/b".into(), obj("b")).await.unwrap();
-        s.delete("/cm/a".into(), Preconditions::default())
-            .await
-            .unwrap();
-        let old = s
-            .list(ListRequest {
-                prefix: "/cm/".into(),
-                revision: Some(at),
-                ..Default::default()
-            })
-            .await
-            .unwrap();
-        assert_eq!(old.items.len(), 1);
-        let now = s
-            .list(ListRequest {
-                prefix: "/cm/".into(),
-                ..Default::default()
-            })
-            .await
-            .unwrap();
-        assert_eq!(now.items[0].meta().name.as_deref(), Some("b"));
-        s.compact_now();
-        let err = s
-            .list(ListRequest {
-                prefix: "/cm/".into(),
-                revision: Some(at),
-                ..Default::default()
-            })
-            .await;
-        assert!(matches!(err, Err(StorageError::Compacted { .. })));
     }
 
     #[tokio::test]

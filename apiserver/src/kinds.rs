@@ -1,0 +1,76 @@
+//! The k8s-openapi types of the built-in kinds: what validation decodes objects into and what
+//! the OpenAPI documents describe.
+
+use k8s_openapi::api::{apps, batch, coordination, core, networking, policy, rbac, scheduling};
+use k8s_openapi::schemars::{Schema, SchemaGenerator};
+use serde_json::Value;
+
+/// One built-in kind and its k8s-openapi type, erased.
+pub(crate) struct Kind {
+    pub(crate) api_version: &'static str,
+    pub(crate) kind: &'static str,
+    /// Decodes JSON into the type and drops the result.
+    pub(crate) decode: fn(&Value) -> Result<(), serde_json::Error>,
+    /// Adds the type's schema (and those it references) to the generator; returns a reference.
+    pub(crate) schema: fn(&mut SchemaGenerator) -> Schema,
+}
+
+macro_rules! kinds {
+    ($($ty:ty),* $(,)?) => {
+        /// Every built-in kind the server serves.
+        pub(crate) const KINDS: &[Kind] = &[$(Kind {
+            api_version: <$ty as k8s_openapi::Resource>::API_VERSION,
+            kind: <$ty as k8s_openapi::Resource>::KIND,
+            decode: |v| <$ty as serde::Deserialize>::deserialize(v).map(drop),
+            schema: |g| g.subschema_for::<$ty>(),
+        }),*];
+    };
+}
+
+kinds![
+    core::v1::Namespace,
+    core::v1::Pod,
+    core::v1::Node,
+    core::v1::Service,
+    core::v1::Endpoints,
+    core::v1::ConfigMap,
+    core::v1::Secret,
+    core::v1::Event,
+    core::v1::ServiceAccount,
+    core::v1::ResourceQuota,
+    apps::v1::Deployment,
+    apps::v1::ReplicaSet,
+    apps::v1::StatefulSet,
+    apps::v1::DaemonSet,
+    batch::v1::Job,
+    batch::v1::CronJob,
+    coordination::v1::Lease,
+    networking::v1::Ingress,
+    policy::v1::PodDisruptionBudget,
+    scheduling::v1::PriorityClass,
+    rbac::v1::Role,
+    rbac::v1::RoleBinding,
+    rbac::v1::ClusterRole,
+    rbac::v1::ClusterRoleBinding,
+];
+
+/// The built-in kind of `api_version` and `kind`, if it is one.
+pub(crate) fn find(api_version: &str, kind: &str) -> Option<&'static Kind> {
+    KINDS
+        .iter()
+        .find(|k| k.api_version == api_version && k.kind == kind)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_builtin_resource_has_its_type() {
+        for def in crate::resource::builtin_resources() {
+            assert!(
+                super::find(&def.api.api_version, &def.api.kind).is_some(),
+                "{}",
+                def.api.kind
+            );
+        }
+    }
+}
