@@ -1,5 +1,5 @@
 //! Benchmarks of the queues: add+pop throughput, replace against known objects, batched pops,
-//! work-queue workers and delayed adds.
+//! and `list_keys`.
 //!
 //! `cargo bench -p kcache-deltafifo`; medians are in the crate's README.md.
 
@@ -11,10 +11,10 @@ use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Duration;
 
-use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group, criterion_main};
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use k8s_openapi::api::core::v1::Pod;
 use kcache_deltafifo::{
-    DeltaFifo, DeltaFifoOptions, Fifo, ProcessError, Queue, RealFifo, RealFifoOptions, WorkQueue,
+    DeltaFifo, DeltaFifoOptions, Fifo, ProcessError, Queue, RealFifo, RealFifoOptions,
 };
 use kcache_store::{KeyFunc, KnownObjects, ObjectKey, Store};
 
@@ -257,86 +257,6 @@ fn pop_batch(c: &mut Criterion) {
     g.finish();
 }
 
-fn work_queue(c: &mut Criterion) {
-    const ITEMS: u32 = 10_000;
-    let mut g = c.benchmark_group("work_queue_add_get_done_10k");
-    g.sample_size(10)
-        .warm_up_time(Duration::from_millis(300))
-        .measurement_time(Duration::from_secs(2));
-    for workers in [1usize, 2, 8] {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .build()
-            .unwrap();
-        g.bench_with_input(
-            BenchmarkId::from_parameter(workers),
-            &workers,
-            |b, &workers| {
-                b.iter(|| {
-                    rt.block_on(async {
-                        let q = WorkQueue::<u32>::new();
-                        let tasks: Vec<_> = (0..workers)
-                            .map(|_| {
-                                let q = q.clone();
-                                tokio::spawn(async move {
-                                    while let Some(item) = q.get().await {
-                                        q.done(black_box(&item));
-                                    }
-                                })
-                            })
-                            .collect();
-                        for i in 0..ITEMS {
-                            q.add(i);
-                        }
-                        q.shut_down_with_drain().await;
-                        for t in tasks {
-                            t.await.unwrap();
-                        }
-                    })
-                })
-            },
-        );
-    }
-    g.finish();
-}
-
-fn add_after(c: &mut Criterion) {
-    const ITEMS: u32 = 10_000;
-    // Deterministic pseudo-random delays in [0, 10 s).
-    let delays: Vec<Duration> = (0..ITEMS)
-        .scan(0x2545_F491_4F6C_DD1Du64, |s, _| {
-            *s ^= *s << 13;
-            *s ^= *s >> 7;
-            *s ^= *s << 17;
-            Some(Duration::from_micros(*s % 10_000_000))
-        })
-        .collect();
-    let mut g = c.benchmark_group("work_queue_add_after");
-    g.sample_size(10)
-        .warm_up_time(Duration::from_millis(300))
-        .measurement_time(Duration::from_secs(2));
-    g.bench_function("10k_random_delays_then_drain", |b| {
-        b.iter(|| {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_time()
-                .start_paused(true)
-                .build()
-                .unwrap();
-            rt.block_on(async {
-                let q = WorkQueue::<u32>::new();
-                for (i, d) in delays.iter().enumerate() {
-                    q.add_after(i as u32, *d);
-                }
-                for _ in 0..ITEMS {
-                    let item = q.get().await.unwrap();
-                    q.done(&item);
-                }
-            })
-        })
-    });
-    g.finish();
-}
-
 /// client-go's BenchmarkDeltaFIFOListKeys: `list_keys` of a queue holding 20,000 keys.
 fn list_keys(c: &mut Criterion) {
     let pods = fixture_pods();
@@ -352,7 +272,5 @@ fn list_keys(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(
-    benches, add_pop, replace, pop_batch, work_queue, add_after, list_keys
-);
+criterion_group!(benches, add_pop, replace, pop_batch, list_keys);
 criterion_main!(benches);

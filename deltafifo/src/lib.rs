@@ -1,6 +1,5 @@
-//! The queues of kcache: between a reflector and its informer, and between an informer and a
-//! controller's workers (client-go's `cache.FIFO`, `cache.DeltaFIFO`, `cache.RealFIFO` and
-//! `util/workqueue`).
+//! The queues of kcache between a reflector and its informer (client-go's `cache.FIFO`,
+//! `cache.DeltaFIFO` and `cache.RealFIFO`). The controller work queue is in `kcache-workqueue`.
 //!
 //! - [`Queue`] is a [`Store`](kcache_store::Store) that can be popped: the reflector writes into
 //!   it exactly as into an indexer, and the informer's process loop calls [`Queue::pop`], which
@@ -9,20 +8,17 @@
 //!   ([`Deltas`]) in the key's place in the queue, turns relists into `Sync`/`Replaced` deltas and
 //!   [`DeletedFinalStateUnknown`](kcache_store::DeletedFinalStateUnknown) tombstones; [`RealFifo`]
 //!   keeps every event in arrival order, with an atomic mode and batched pops.
-//! - [`WorkQueue`] is the controller work queue: distinct items, never handed to two workers at
-//!   once, with delayed ([`WorkQueue::add_after`]) and rate-limited
-//!   ([`WorkQueue::add_rate_limited`]) adds, [`RateLimiter`]s and [`MetricsProvider`] hooks.
 //!
 //! Everything waits on tokio primitives without blocking a thread; the store-facing methods are
 //! short and synchronous. Objects are shared `Arc<K>`s, never copied.
 //!
 //! An informer-like loop: a reflector would call `replace`, `add`, `update`, `delete`; the loop
-//! pops the deltas, applies them to the indexer and hands keys to a work queue.
+//! pops the deltas and applies them to the indexer.
 //!
 //! ```
 //! use std::sync::Arc;
 //! use k8s_openapi::api::core::v1::ConfigMap;
-//! use kcache_deltafifo::{DeltaFifo, DeltaFifoOptions, DeltaType, PopError, ProcessError, Queue, WorkQueue};
+//! use kcache_deltafifo::{DeltaFifo, DeltaFifoOptions, DeltaType, PopError, ProcessError, Queue};
 //! use kcache_store::{Indexer, KnownObjects, MaybeTombstone, Store, StoreError};
 //!
 //! fn config_map(name: &str) -> Arc<ConfigMap> {
@@ -36,7 +32,6 @@
 //! let indexer = Arc::new(Indexer::<ConfigMap>::default());
 //! let known: Arc<dyn KnownObjects<ConfigMap>> = indexer.clone();
 //! let fifo = DeltaFifo::new(DeltaFifoOptions::default().known_objects(known));
-//! let work = WorkQueue::<String>::new();
 //!
 //! // What a reflector does: the initial list, then watch events.
 //! fifo.replace(vec![config_map("a"), config_map("b")], "10").unwrap();
@@ -56,21 +51,16 @@
 //!                 (_, None) => {}
 //!             }
 //!         }
-//!         Ok::<_, ProcessError<StoreError>>(fifo.key_of_deltas(deltas))
+//!         Ok::<_, ProcessError<StoreError>>(())
 //!     });
 //!     match popped.await {
-//!         Ok(key) => work.add(key.unwrap()),
+//!         Ok(()) => {}
 //!         Err(PopError::Closed) => break,
 //!         Err(e) => panic!("{e}"),
 //!     }
 //! }
 //! assert_eq!(indexer.len(), 1);
 //! assert!(fifo.has_synced());
-//!
-//! // A controller worker.
-//! let key = work.get().await.unwrap();
-//! assert_eq!(key, "default/a");
-//! work.done(&key);
 //! # }
 //! ```
 //!
@@ -85,7 +75,6 @@ mod error;
 mod fifo;
 mod queue;
 mod real_fifo;
-pub mod workqueue;
 
 pub use delta::{Delta, DeltaType, Deltas};
 pub use delta_fifo::{DeltaFifo, DeltaFifoOptions};
@@ -93,8 +82,3 @@ pub use error::{PopError, ProcessError};
 pub use fifo::Fifo;
 pub use queue::Queue;
 pub use real_fifo::{DEFAULT_BATCH_SIZE, RealFifo, RealFifoOptions};
-pub use workqueue::{
-    BucketRateLimiter, ItemExponentialFailureRateLimiter, ItemFastSlowRateLimiter,
-    MaxOfRateLimiter, MetricsProvider, NoopMetrics, RateLimiter, TracingMetrics, WorkQueue,
-    WorkQueueConfig, default_controller_rate_limiter,
-};

@@ -9,12 +9,14 @@
 //! namespaces, pods) and a churn task that creates, updates and deletes pods through the API at a
 //! steady rate. A [`SharedInformerFactory`] gives pod (indexed by namespace and node) and node
 //! informers; a small controller keeps the number of running pods per node, fed by a
-//! [`WorkQueue`] of node names and reading the pod lister. Progress is shown while the caches
-//! sync, then a summary once a second. `--duration SECS` stops after that long; Ctrl-C stops at
-//! any time. Everything shuts down cleanly.
+//! [`WorkQueue`] of node names and reading the pod index. Progress is shown per listed page while
+//! the caches sync, then a summary once a second and a final summary line. `--duration SECS`
+//! stops after that long; Ctrl-C stops at any time. Everything shuts down cleanly; errors are
+//! printed with their causes.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -23,19 +25,18 @@ use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kcache_apiserver::{Object, TestServer};
-use kcache_deltafifo::WorkQueue;
 use kcache_factory::SharedInformerFactory;
-use kcache_informer::ResourceEventHandlerFuncs;
-use kcache_store::{IndexFunc, IndexValues, Indexers, testing};
+use kcache_informer::{EnqueueHandler, ResourceEventHandlerFuncs};
+use kcache_reflector::ReflectorMetrics;
+use kcache_store::{NODE_NAME_INDEX, node_name_index_func, testing};
+use kcache_workqueue::WorkQueue;
 use kube_client::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kube_client::{Api, Client, Config};
 use parking_lot::Mutex;
 use rand::Rng;
 use serde_json::json;
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-
-/// The pod index by node name.
-const NODE_INDEX: &str = "node";
 
 #[derive(Parser, Debug)]
 #[command(
@@ -47,8 +48,8 @@ struct Args {
     duration: Option<u64>,
     /// Use the cluster of this kubeconfig (or of the default kubeconfig when no path is given),
     /// read-only, instead of the embedded API server.
-    #[arg(long, num_args = 0..=1, default_missing_value = "")]
-    kubeconfig: Option<PathBuf>,
+    #[arg(long, num_args = 0..=1, value_name = "PATH")]
+    kubeconfig: Option<Option<PathBuf>>,
     /// Same as `--kubeconfig` with the default kubeconfig.
     #[arg(long)]
     cluster: bool,
@@ -71,11 +72,35 @@ struct Args {
 struct Counters {
     pods: AtomicU64,
     nodes: AtomicU64,
+    reconciles: AtomicU64,
 }
 
-#[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+type BoxError = Box<dyn std::error::Error>;
+
+fn main() -> ExitCode {
     let args = Args::parse();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(e) => return report(&e),
+    };
+    match runtime.block_on(quickstart(args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => report(&*e),
+    }
+}
+
+/// Prints `error` and the chain of its causes, one per line, and fails.
+fn report(error: &dyn std::error::Error) -> ExitCode {
+    eprintln!("error: {error}");
+    let mut cause = error.source();
+    while let Some(e) = cause {
+        eprintln!("  caused by: {e}");
+        cause = e.source();
+    }
+    ExitCode::FAILURE
+}
+
+async fn quickstart(args: Args) -> Result<(), BoxError> {
     let stop = CancellationToken::new();
     let ctrl_c = stop.clone();
     tokio::spawn(async move {
@@ -97,7 +122,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         (client, Some(server), Some(args.pods as u64))
     } else {
         (
-            cluster_client(args.kubeconfig.as_deref()).await?,
+            cluster_client(args.kubeconfig.flatten().as_deref()).await?,
             None,
             None,
         )
@@ -129,46 +154,25 @@ async fn run(
     client: Client,
     expected_pods: Option<u64>,
     stop: CancellationToken,
-) -> Result<(), Box<dyn std::error::Error>> {
-    let factory = SharedInformerFactory::new(client);
+) -> Result<(), BoxError> {
+    let (pages_tx, mut pages) = mpsc::unbounded_channel();
+    let factory = SharedInformerFactory::builder(client)
+        .reflector_metrics(Arc::new(ListProgress(pages_tx)))
+        .build();
     let pods = factory.informer::<Pod>();
-    let by_node: IndexFunc<Pod> =
-        Arc::new(|p: &Pod| Ok(node_of(p).into_iter().collect::<IndexValues>()));
-    pods.add_indexers(Indexers::from_iter([(NODE_INDEX.to_owned(), by_node)]))?;
+    pods.add_index(NODE_NAME_INDEX, node_name_index_func())?;
     let nodes = factory.informer::<Node>();
 
+    // Pod events put the pod's node on the queue; both informers count their events.
     let queue: WorkQueue<String> = WorkQueue::new();
     let counters = Arc::new(Counters::default());
-    let enqueue = |queue: &WorkQueue<String>, pod: &Pod| {
-        if let Some(node) = node_of(pod) {
-            queue.add(node);
+    pods.add_event_handler(EnqueueHandler::keys_with(queue.clone(), {
+        let counters = Arc::clone(&counters);
+        move |pod: &Pod| {
+            counters.pods.fetch_add(1, Ordering::Relaxed);
+            node_of(pod).into_iter().collect()
         }
-    };
-    pods.add_event_handler(
-        ResourceEventHandlerFuncs::new()
-            .add_func({
-                let (queue, counters) = (queue.clone(), Arc::clone(&counters));
-                move |pod: &Arc<Pod>, _| {
-                    counters.pods.fetch_add(1, Ordering::Relaxed);
-                    enqueue(&queue, pod);
-                }
-            })
-            .update_func({
-                let (queue, counters) = (queue.clone(), Arc::clone(&counters));
-                move |old: &Arc<Pod>, new: &Arc<Pod>| {
-                    counters.pods.fetch_add(1, Ordering::Relaxed);
-                    enqueue(&queue, old);
-                    enqueue(&queue, new);
-                }
-            })
-            .delete_func({
-                let (queue, counters) = (queue.clone(), Arc::clone(&counters));
-                move |pod| {
-                    counters.pods.fetch_add(1, Ordering::Relaxed);
-                    enqueue(&queue, pod.object());
-                }
-            }),
-    )?;
+    }))?;
     nodes.add_event_handler(ResourceEventHandlerFuncs::new().add_func({
         let counters = Arc::clone(&counters);
         move |_: &Arc<Node>, _| {
@@ -176,33 +180,27 @@ async fn run(
         }
     }))?;
 
-    // The controller: running pods per node, recomputed from the lister for each queued node.
+    // The controller: running pods per node, recomputed from the pod index for each queued node.
     let running: Arc<Mutex<HashMap<String, usize>>> = Arc::default();
-    let workers: Vec<_> = (0..2)
-        .map(|_| {
-            let (queue, pods, running) = (queue.clone(), pods.clone(), Arc::clone(&running));
-            tokio::spawn(async move {
-                while let Some(node) = queue.get().await {
-                    let count = pods
-                        .indexer()
-                        .by_index(NODE_INDEX, &node)
-                        .unwrap_or_default()
-                        .iter()
-                        .filter(|p| {
-                            p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running")
-                        })
-                        .count();
-                    running.lock().insert(node.clone(), count);
-                    queue.done(&node);
-                }
-            })
-        })
-        .collect();
+    let workers = tokio::spawn(queue.run_workers(2, {
+        let (indexer, running, counters) = (pods.indexer(), running.clone(), counters.clone());
+        move |node: String| {
+            let count = indexer
+                .by_index(NODE_NAME_INDEX, &node)
+                .map(|pods| pods.iter().filter(|p| is_running(p)).count());
+            counters.reconciles.fetch_add(1, Ordering::Relaxed);
+            let running = running.clone();
+            async move {
+                running.lock().insert(node, count?);
+                Ok::<(), kcache_store::StoreError>(())
+            }
+        }
+    }));
 
     factory.start()?;
     let started = Instant::now();
     let synced = tokio::select! {
-        synced = show_sync_progress(&factory, &pods, expected_pods) => synced,
+        synced = show_sync_progress(&factory, &mut pages, expected_pods) => synced,
         () = stop.cancelled() => false,
     };
     if synced {
@@ -217,9 +215,16 @@ async fn run(
 
     factory.shutdown().await;
     queue.shut_down_with_drain().await;
-    for worker in workers {
-        worker.await?;
-    }
+    workers.await?;
+    println!(
+        "summary: ran {:.1}s; {} pod and {} node events; {} reconciles; {} pods and {} nodes cached at the end",
+        started.elapsed().as_secs_f64(),
+        counters.pods.load(Ordering::Relaxed),
+        counters.nodes.load(Ordering::Relaxed),
+        counters.reconciles.load(Ordering::Relaxed),
+        pods.indexer().len(),
+        nodes.indexer().len()
+    );
     Ok(())
 }
 
@@ -227,10 +232,25 @@ fn node_of(pod: &Pod) -> Option<String> {
     pod.spec.as_ref()?.node_name.clone()
 }
 
-/// A progress bar of listed pods until every informer synced. Returns whether they all did.
+fn is_running(pod: &Pod) -> bool {
+    pod.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running")
+}
+
+/// The reflectors' list progress: one message per listed page (informer, items so far).
+#[derive(Debug)]
+struct ListProgress(mpsc::UnboundedSender<(String, usize)>);
+
+impl ReflectorMetrics for ListProgress {
+    fn list_page(&self, name: &str, items_so_far: usize, _remaining: Option<i64>) {
+        let _ = self.0.send((name.to_owned(), items_so_far));
+    }
+}
+
+/// A progress bar of listed pods, moved by each listed page, until every informer synced.
+/// Returns whether they all did.
 async fn show_sync_progress(
     factory: &SharedInformerFactory,
-    pods: &kcache_informer::SharedIndexInformer<Pod>,
+    pages: &mut mpsc::UnboundedReceiver<(String, usize)>,
     expected: Option<u64>,
 ) -> bool {
     let bar = match expected {
@@ -242,28 +262,30 @@ async fn show_sync_progress(
     };
     let wait = factory.wait_for_cache_sync();
     tokio::pin!(wait);
-    let mut tick = tokio::time::interval(Duration::from_millis(100));
-    let mut ticks = 0u64;
+    let show = |(informer, listed): (String, usize)| {
+        if informer == "v1/Pod" {
+            bar.set_position(listed as u64);
+        }
+        // Without a terminal the bar is hidden: print each page instead.
+        if bar.is_hidden() {
+            println!("listing {informer}: {listed} listed");
+        }
+    };
     let result = loop {
         tokio::select! {
             synced = &mut wait => break synced,
-            _ = tick.tick() => {
-                let listed = pods.indexer().len() as u64;
-                bar.set_position(listed);
-                // Without a terminal the bar is hidden: print a line every half second instead.
-                ticks += 1;
-                if bar.is_hidden() && ticks.is_multiple_of(5) {
-                    println!("syncing caches: {listed} pods listed");
-                }
-            }
+            Some(page) = pages.recv() => show(page),
         }
     };
-    bar.set_position(pods.indexer().len() as u64);
+    // Pages reported just before the sync.
+    while let Ok(page) = pages.try_recv() {
+        show(page);
+    }
     bar.finish();
     result.values().all(|synced| *synced)
 }
 
-/// A summary line once a second until `stop`.
+/// A summary line once a second until `stop`, labelled with the whole seconds since sync.
 async fn summarise(
     pods: &kcache_informer::SharedIndexInformer<Pod>,
     nodes: &kcache_informer::SharedIndexInformer<Node>,
@@ -278,8 +300,7 @@ async fn summarise(
         counters.pods.load(Ordering::Relaxed),
         counters.nodes.load(Ordering::Relaxed),
     );
-    let started = Instant::now();
-    loop {
+    for second in 1u64.. {
         tokio::select! {
             () = stop.cancelled() => return,
             _ = tick.tick() => {}
@@ -300,8 +321,7 @@ async fn summarise(
             .map(|(node, n)| format!("{node}={n}"))
             .collect();
         println!(
-            "[{:>4}s] cached: {} pods, {} nodes | events/s: pods {}, nodes {} | queue depth {} | running pods per node (top 5): {}",
-            started.elapsed().as_secs(),
+            "[{second:>4}s] cached: {} pods, {} nodes | events/s: pods {}, nodes {} | queue depth {} | running pods per node (top 5): {}",
             pods.indexer().len(),
             nodes.indexer().len(),
             p - last_pods,
@@ -314,9 +334,7 @@ async fn summarise(
 }
 
 /// A client for the cluster of a kubeconfig (the default one when `path` is empty).
-async fn cluster_client(
-    path: Option<&std::path::Path>,
-) -> Result<Client, Box<dyn std::error::Error>> {
+async fn cluster_client(path: Option<&std::path::Path>) -> Result<Client, BoxError> {
     let config = match path.filter(|p| !p.as_os_str().is_empty()) {
         Some(path) => {
             let kubeconfig = kube_client::config::Kubeconfig::read_from(path)?;
@@ -329,9 +347,7 @@ async fn cluster_client(
 }
 
 /// Starts the embedded API server and seeds it with nodes, namespaces and pods.
-async fn simulated_cluster(
-    args: &Args,
-) -> Result<(TestServer, Client), Box<dyn std::error::Error>> {
+async fn simulated_cluster(args: &Args) -> Result<(TestServer, Client), BoxError> {
     let server = TestServer::start().await?;
     let mut objects = Vec::with_capacity(args.pods + args.nodes + args.namespaces);
     for i in 0..args.namespaces {

@@ -9,7 +9,9 @@ use futures::future::join_all;
 use kcache_informer::{
     AnyInformer, InformerError, QueueMode, SharedIndexInformer, wait_for_cache_sync,
 };
-use kcache_reflector::{KubeListerWatcher, ListOptions, TweakListOptions};
+use kcache_reflector::{
+    KubeListerWatcher, ListOptions, ReflectorError, ReflectorMetrics, TweakListOptions,
+};
 use kcache_store::{Lister, TransformFunc};
 use kube_client::{Api, Client};
 use kube_core::{ApiResource, DynamicObject, NamespaceResourceScope, PartialObjectMeta, Resource};
@@ -51,6 +53,13 @@ struct Inner {
     shutdown_lock: tokio::sync::Mutex<()>,
 }
 
+impl Drop for Inner {
+    /// The last handle is gone: nobody can shut the informers down any more, so stop them.
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
 /// One shared informer per resource type over a kube-client [`Client`] (client-go's
 /// `SharedInformerFactory`).
 ///
@@ -59,6 +68,11 @@ struct Inner {
 /// runtime; [`wait_for_cache_sync`](Self::wait_for_cache_sync) waits for the started ones;
 /// [`shutdown`](Self::shutdown) stops them all and waits for their tasks. Cloning the factory is
 /// cheap and shares it.
+///
+/// Dropping the last clone stops every informer it started (their tasks end on their own; call
+/// `shutdown` first to wait for them). Informers and listers taken from the factory keep their
+/// caches readable, but the caches stop following the server: keep a factory handle for as long
+/// as the informers should run.
 #[derive(Clone)]
 pub struct SharedInformerFactory {
     inner: Arc<Inner>,
@@ -157,6 +171,25 @@ impl SharedInformerFactoryBuilder {
         self
     }
 
+    /// Where every informer's reflector sends its metrics, including the progress of each list
+    /// page (default: nowhere). The `name` passed to each call is the informer's type key.
+    #[must_use]
+    pub fn reflector_metrics(mut self, metrics: Arc<dyn ReflectorMetrics>) -> Self {
+        self.options.reflector_metrics = Some(metrics);
+        self
+    }
+
+    /// Receives the error of each failed list-and-watch round of every informer (default: a
+    /// warning log). The error names the informer.
+    #[must_use]
+    pub fn watch_error_handler(
+        mut self,
+        handler: impl Fn(&ReflectorError) + Send + Sync + 'static,
+    ) -> Self {
+        self.options.watch_error_handler = Some(Arc::new(handler));
+        self
+    }
+
     /// The factory.
     pub fn build(self) -> SharedInformerFactory {
         SharedInformerFactory {
@@ -230,6 +263,13 @@ impl SharedInformerFactory {
         }
         if let Some(size) = options.page_size {
             builder = builder.page_size(size);
+        }
+        if let Some(metrics) = &options.reflector_metrics {
+            builder = builder.reflector_metrics(Arc::clone(metrics));
+        }
+        if let Some(handler) = &options.watch_error_handler {
+            let handler = Arc::clone(handler);
+            builder = builder.watch_error_handler(move |e| handler(e));
         }
         builder.build()
     }
@@ -306,8 +346,42 @@ impl SharedInformerFactory {
     }
 
     /// Waits until every started informer has synced, or the factory shuts down. Returns, per
-    /// type key, whether that informer synced.
+    /// type key, whether that informer synced. Wakes when an informer syncs (no polling).
     pub async fn wait_for_cache_sync(&self) -> BTreeMap<String, bool> {
+        self.wait_for_cache_sync_until(&CancellationToken::new())
+            .await
+    }
+
+    /// [`wait_for_cache_sync`](Self::wait_for_cache_sync) that gives up after `timeout`: the
+    /// informers not synced by then are `false`.
+    ///
+    /// ```no_run
+    /// # async fn f(factory: kcache_factory::SharedInformerFactory) {
+    /// let synced = factory.wait_for_cache_sync_timeout(std::time::Duration::from_secs(30)).await;
+    /// if let Some((key, _)) = synced.iter().find(|(_, synced)| !**synced) {
+    ///     eprintln!("{key} did not sync within 30 s");
+    /// }
+    /// # }
+    /// ```
+    pub async fn wait_for_cache_sync_timeout(&self, timeout: Duration) -> BTreeMap<String, bool> {
+        let give_up = CancellationToken::new();
+        let waiting = self.wait_for_cache_sync_until(&give_up);
+        tokio::pin!(waiting);
+        tokio::select! {
+            synced = &mut waiting => synced,
+            () = tokio::time::sleep(timeout) => {
+                give_up.cancel();
+                waiting.await
+            }
+        }
+    }
+
+    /// [`wait_for_cache_sync`](Self::wait_for_cache_sync) that gives up when `cancel` fires: the
+    /// informers not synced by then are `false`.
+    pub async fn wait_for_cache_sync_until(
+        &self,
+        cancel: &CancellationToken,
+    ) -> BTreeMap<String, bool> {
         let started: Vec<(String, Arc<dyn AnyInformer>)> = {
             let state = self.inner.state.lock();
             state
@@ -317,18 +391,27 @@ impl SharedInformerFactory {
                 .map(|(key, informer)| (key.clone(), Arc::clone(informer)))
                 .collect()
         };
-        let shutdown = &self.inner.shutdown;
-        let results = join_all(started.iter().map(|(_, informer)| async move {
+        // Fires on the factory's shutdown or the caller's cancellation.
+        let stop = self.inner.shutdown.child_token();
+        let stop_ref = &stop;
+        let waiting = join_all(started.iter().map(|(_, informer)| async move {
             wait_for_cache_sync(
-                shutdown,
+                stop_ref,
                 &[informer.as_ref() as &dyn kcache_informer::HasSynced],
             )
             .await
-        }))
-        .await;
+        }));
+        tokio::pin!(waiting);
+        let results = tokio::select! {
+            results = &mut waiting => results,
+            () = cancel.cancelled() => {
+                stop.cancel();
+                waiting.await
+            }
+        };
         started
-            .into_iter()
-            .map(|(key, _)| key)
+            .iter()
+            .map(|(key, _)| key.clone())
             .zip(results)
             .collect()
     }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kcache_informer::QueueMode;
-use kcache_reflector::{ListOptions, TweakListOptions};
+use kcache_reflector::{ListOptions, ReflectorMetrics, TweakListOptions, WatchErrorHandler};
 use kcache_store::TransformFunc;
 
 /// The settings of a [`SharedInformerFactory`](crate::SharedInformerFactory), set with its builder.
@@ -22,6 +22,8 @@ pub(crate) struct FactoryOptions {
     pub(crate) queue_mode: QueueMode,
     pub(crate) use_watch_list: Option<bool>,
     pub(crate) page_size: Option<u32>,
+    pub(crate) reflector_metrics: Option<Arc<dyn ReflectorMetrics>>,
+    pub(crate) watch_error_handler: Option<WatchErrorHandler>,
 }
 
 impl fmt::Debug for FactoryOptions {
@@ -35,6 +37,8 @@ impl fmt::Debug for FactoryOptions {
             .field("queue_mode", &self.queue_mode)
             .field("use_watch_list", &self.use_watch_list)
             .field("page_size", &self.page_size)
+            .field("reflector_metrics", &self.reflector_metrics)
+            .field("watch_error_handler", &self.watch_error_handler.is_some())
             .finish()
     }
 }

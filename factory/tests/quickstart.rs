@@ -4,13 +4,14 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-/// The example binary, which `cargo test` builds next to the test binaries.
+#[path = "support/example.rs"]
+mod support;
+
+use support::{Kubeconfig, example};
+
+/// The quick start binary.
 fn quickstart() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let profile_dir = exe.parent().and_then(|deps| deps.parent()).unwrap();
-    profile_dir
-        .join("examples")
-        .join(format!("quickstart{}", std::env::consts::EXE_SUFFIX))
+    example("quickstart")
 }
 
 #[test]
@@ -24,7 +25,7 @@ fn quickstart_syncs_summarises_and_shuts_down_cleanly() {
     let out = Command::new(&bin)
         .args([
             "--duration",
-            "6",
+            "10",
             "--pods",
             "300",
             "--nodes",
@@ -61,4 +62,102 @@ fn quickstart_syncs_summarises_and_shuts_down_cleanly() {
         "{stdout}"
     );
     assert!(stdout.trim_end().ends_with("shut down cleanly"), "{stdout}");
+}
+
+#[test]
+fn quickstart_prints_progress_per_listed_page() {
+    let out = run_simulated(&["--duration", "10", "--pods", "120", "--churn", "0"]);
+    // Without a terminal each listed page is a line (a page reported at the very moment of the
+    // sync may be printed after the bar's last update, so only the nodes' page is certain here).
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("listing v1/Node: 5 listed")),
+        "{out}"
+    );
+    let synced = out.find("caches synced").unwrap_or_else(|| panic!("{out}"));
+    let first_page = out.find("listing v1/").unwrap_or_else(|| panic!("{out}"));
+    assert!(first_page < synced, "progress comes before the sync: {out}");
+}
+
+#[test]
+fn quickstart_labels_summaries_with_consecutive_seconds_and_ends_with_a_final_summary() {
+    let out = run_simulated(&["--duration", "10", "--pods", "120", "--churn", "20"]);
+    let labels: Vec<String> = out
+        .lines()
+        .filter(|l| l.contains("running pods per node"))
+        .map(|l| {
+            let label = l.split(']').next().unwrap_or_default();
+            label.trim_start_matches('[').trim().to_owned()
+        })
+        .collect();
+    assert!(!labels.is_empty(), "{out}");
+    let expected: Vec<String> = (1..=labels.len()).map(|s| format!("{s}s")).collect();
+    assert_eq!(labels, expected, "{out}");
+    let summary = out
+        .lines()
+        .find(|l| l.starts_with("summary: ran "))
+        .unwrap_or_else(|| panic!("no final summary: {out}"));
+    assert!(
+        summary.contains("reconciles") && summary.contains("pods and"),
+        "{summary}"
+    );
+}
+
+#[test]
+fn quickstart_kubeconfig_without_a_path_uses_the_default_kubeconfig() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime
+        .block_on(kcache_apiserver::TestServer::start())
+        .unwrap();
+    let kubeconfig = Kubeconfig::for_server(&server.url(), "quickstart");
+    let out = Command::new(quickstart())
+        .args(["--duration", "1", "--kubeconfig"])
+        .env("KUBECONFIG", &kubeconfig.0)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{}\n{stdout}\n{stderr}", out.status);
+    assert!(
+        stdout.contains(&format!("watching the cluster at {}", server.url())),
+        "{stdout}"
+    );
+    assert!(stdout.contains("caches synced in"), "{stdout}");
+    drop(server);
+}
+
+#[test]
+fn quickstart_errors_print_with_display_and_their_causes() {
+    let out = Command::new(quickstart())
+        .args(["--kubeconfig", "/nonexistent/kcache/kubeconfig"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    let mut lines = stderr.lines();
+    let first = lines.next().unwrap_or_default();
+    assert!(first.starts_with("error: "), "{stderr}");
+    assert!(first.contains("/nonexistent/kcache/kubeconfig"), "{stderr}");
+    assert!(
+        lines.any(|l| l.starts_with("  caused by: ")),
+        "the cause is printed: {stderr}"
+    );
+    assert!(!stderr.contains("Os {"), "no Debug output: {stderr}");
+}
+
+/// Runs the quick start on the embedded server with `args`; its stdout, after checking success.
+fn run_simulated(args: &[&str]) -> String {
+    let out = Command::new(quickstart())
+        .args(["--nodes", "5", "--namespaces", "10"])
+        .args(args)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "quickstart failed: {}\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
 }

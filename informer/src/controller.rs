@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use kcache_deltafifo::{Delta, DeltaType, PopError, ProcessError};
 use kcache_reflector::{
-    BackoffConfig, DEFAULT_MIN_WATCH_TIMEOUT, ListerWatcher, Reflector, ShouldResync,
-    WatchErrorHandler,
+    BackoffConfig, DEFAULT_MIN_WATCH_TIMEOUT, ListerWatcher, Reflector, ReflectorMetrics,
+    ShouldResync, WatchErrorHandler,
 };
 use kcache_store::{
     BoxError, DeletedFinalStateUnknown, Indexer, Indexers, KnownObjects, MaybeTombstone, Store,
@@ -23,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 use crate::error::InformerError;
 use crate::handler::{InformerEvent, ResourceEventHandler};
 use crate::queue::{InformerQueue, QueueMode};
+use crate::sync::sync_changed;
 
 /// What a [`Controller`] does with each batch of popped deltas: `(deltas, is_in_initial_list)`.
 /// It runs under the queue's lock, so it must be short and must not call back into the queue.
@@ -61,6 +62,8 @@ pub struct ControllerConfig<K> {
     pub reuse_unchanged: Option<Arc<dyn KnownObjects<K>>>,
     /// The reflector's backoff (default: client-go's).
     pub backoff: BackoffConfig,
+    /// Where the reflector's metrics go (default: nowhere).
+    pub metrics: Option<Arc<dyn ReflectorMetrics>>,
 }
 
 impl<K> fmt::Debug for ControllerConfig<K> {
@@ -109,6 +112,7 @@ impl<K> ControllerConfig<K> {
             transform: None,
             reuse_unchanged: None,
             backoff: BackoffConfig::default(),
+            metrics: None,
         }
     }
 }
@@ -167,6 +171,9 @@ impl<K: Resource + Send + Sync + 'static> Controller<K> {
         if let Some(known) = config.reuse_unchanged {
             builder = builder.reuse_unchanged(known);
         }
+        if let Some(metrics) = config.metrics {
+            builder = builder.metrics(metrics);
+        }
         Self {
             name: config.name,
             queue: config.queue,
@@ -202,6 +209,8 @@ impl<K: Resource + Send + Sync + 'static> Controller<K> {
 
     async fn process_loop(&self, shutdown: &CancellationToken) {
         let retry = self.retry_on_error;
+        // Until the queue first reports synced, each pop may be the one that syncs it.
+        let mut synced = false;
         loop {
             let popped = tokio::select! {
                 biased;
@@ -215,6 +224,10 @@ impl<K: Resource + Send + Sync + 'static> Controller<K> {
                     })
                 }) => popped,
             };
+            if !synced && self.queue.has_synced() {
+                synced = true;
+                sync_changed();
+            }
             match popped {
                 Ok(()) => {}
                 Err(PopError::Closed) => return,

@@ -10,7 +10,7 @@ use kcache_store::MaybeTombstone;
 /// Methods are called from one task per handler, in the order the informer saw the changes;
 /// they get shared references to `Arc`s and may clone the `Arc` to keep an object (never the
 /// object itself). They should be quick (typically: put a key on a
-/// [`WorkQueue`](kcache_deltafifo::WorkQueue)); a slow handler delays only itself. A panic in a
+/// [`WorkQueue`](kcache_workqueue::WorkQueue), see [`EnqueueHandler`](crate::EnqueueHandler)); a slow handler delays only itself. A panic in a
 /// handler is caught and logged, and the handler keeps receiving later notifications.
 ///
 /// Every method has an empty default, so a handler implements only what it needs.

@@ -70,6 +70,7 @@
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod controller;
+mod enqueue;
 mod error;
 mod handler;
 mod object_cache;
@@ -83,6 +84,7 @@ pub use controller::{
     Controller, ControllerConfig, ProcessFunc, new_indexer_informer, new_informer,
     new_transforming_indexer_informer, new_transforming_informer, process_deltas,
 };
+pub use enqueue::EnqueueHandler;
 pub use error::{InformerError, ObjectCacheError};
 pub use handler::{
     FilteringResourceEventHandler, InformerEvent, ResourceEventHandler, ResourceEventHandlerFuncs,

@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::controller::dispatch_catching;
 use crate::handler::{InformerEvent, ResourceEventHandler};
+use crate::sync::sync_changed;
 
 /// The smallest resync period a handler can have (client-go's `minimumResyncPeriod`).
 pub const MINIMUM_RESYNC_PERIOD: Duration = Duration::from_secs(1);
@@ -84,7 +85,9 @@ impl ResourceEventHandlerRegistration {
 
     /// A consumer took one initial item (event streams).
     pub(crate) fn initial_item_taken(&self) {
-        self.pending.fetch_sub(1, Ordering::AcqRel);
+        if self.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
+            sync_changed();
+        }
     }
 }
 
@@ -345,8 +348,8 @@ async fn run_listener<K: Send + Sync + 'static>(
             }
             let initial = event.is_initial_add();
             dispatch_catching(&name, &event, &*handler);
-            if initial {
-                pending.fetch_sub(1, Ordering::AcqRel);
+            if initial && pending.fetch_sub(1, Ordering::AcqRel) == 1 {
+                sync_changed();
             }
         }
     }

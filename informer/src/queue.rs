@@ -10,6 +10,8 @@ use kcache_deltafifo::{
 use kcache_store::{KnownObjects, ObjectKey, Store, StoreError, Transaction, TransformFunc};
 use kube_core::Resource;
 
+use crate::sync::sync_changed;
+
 /// Which queue an informer puts between its reflector and its indexer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
@@ -163,7 +165,10 @@ impl<K: Send + Sync + 'static> Store<K> for InformerQueue<K> {
         delegate!(self, q => Store::get_by_key(&**q, key))
     }
     fn replace(&self, items: Vec<Arc<K>>, resource_version: &str) -> Result<(), StoreError> {
-        delegate!(self, q => q.replace(items, resource_version))
+        delegate!(self, q => q.replace(items, resource_version))?;
+        // An empty list syncs the queue without anything to pop.
+        sync_changed();
+        Ok(())
     }
     fn resync(&self) -> Result<(), StoreError> {
         delegate!(self, q => q.resync())

@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use kcache_reflector::{
-    BackoffConfig, DEFAULT_MIN_WATCH_TIMEOUT, ListerWatcher, ReflectorError, WatchErrorHandler,
+    BackoffConfig, DEFAULT_MIN_WATCH_TIMEOUT, ListerWatcher, ReflectorError, ReflectorMetrics,
+    WatchErrorHandler,
 };
 use kcache_store::{
     BoxError, IndexFunc, Indexer, Indexers, KnownObjects, Lister, MaybeTombstone, NAMESPACE_INDEX,
@@ -73,6 +74,7 @@ struct Settings {
     min_watch_timeout: Duration,
     use_watch_list: bool,
     backoff: BackoffConfig,
+    metrics: Option<Arc<dyn ReflectorMetrics>>,
 }
 
 struct Inner<K> {
@@ -316,6 +318,14 @@ impl<K: Resource + Send + Sync + 'static> SharedIndexInformerBuilder<K> {
         self
     }
 
+    /// Where the reflector's metrics go, including the progress of each list page (default:
+    /// nowhere).
+    #[must_use]
+    pub fn reflector_metrics(mut self, metrics: Arc<dyn ReflectorMetrics>) -> Self {
+        self.settings.metrics = Some(metrics);
+        self
+    }
+
     /// Builds the informer (nothing runs until [`SharedIndexInformer::run`]).
     pub fn build(self) -> SharedIndexInformer<K> {
         let name: Arc<str> = self.name.unwrap_or_else(type_name::<K>).into();
@@ -366,6 +376,7 @@ impl<K: Resource + Send + Sync + 'static> SharedIndexInformer<K> {
                 min_watch_timeout: DEFAULT_MIN_WATCH_TIMEOUT,
                 use_watch_list: false,
                 backoff: BackoffConfig::default(),
+                metrics: None,
             },
         }
     }
@@ -534,6 +545,25 @@ impl<K: Resource + Send + Sync + 'static> SharedIndexInformer<K> {
         Ok(self.inner.indexer.add_indexers(indexers)?)
     }
 
+    /// Adds one index to the cache, also while the informer runs (see
+    /// [`add_indexers`](Self::add_indexers)).
+    ///
+    /// ```
+    /// # use k8s_openapi::api::core::v1::Pod;
+    /// # use kcache_informer::SharedIndexInformer;
+    /// # fn f(pods: &SharedIndexInformer<Pod>) -> Result<(), kcache_informer::InformerError> {
+    /// pods.add_index(kcache_store::NODE_NAME_INDEX, kcache_store::node_name_index_func())?;
+    /// let on_node = pods.lister().by_index(kcache_store::NODE_NAME_INDEX, "node-1")?;
+    /// # let _ = on_node; Ok(()) }
+    /// ```
+    pub fn add_index(
+        &self,
+        name: impl Into<String>,
+        func: IndexFunc<K>,
+    ) -> Result<(), InformerError> {
+        self.add_indexers(Indexers::from_iter([(name.into(), func)]))
+    }
+
     /// The cache.
     pub fn indexer(&self) -> Arc<Indexer<K>> {
         Arc::clone(&self.inner.indexer)
@@ -669,6 +699,7 @@ fn start<K: Resource + Send + Sync + 'static>(
     config.min_watch_timeout = inner.settings.min_watch_timeout;
     config.use_watch_list = inner.settings.use_watch_list;
     config.backoff = inner.settings.backoff;
+    config.metrics = inner.settings.metrics.clone();
     // A transformer is idempotent and may see cached objects again, so reused Arcs pass through
     // it: one that has nothing left to change (drop_managed_fields) returns them as they are.
     config.reuse_unchanged = Some(known);
@@ -681,6 +712,9 @@ fn start<K: Resource + Send + Sync + 'static>(
 impl<K: Resource + Send + Sync + 'static> HasSynced for SharedIndexInformer<K> {
     fn has_synced(&self) -> bool {
         SharedIndexInformer::has_synced(self)
+    }
+    fn signals_sync(&self) -> bool {
+        true
     }
 }
 

@@ -2,19 +2,39 @@
 
 use std::time::Duration;
 
+use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use crate::processor::ResourceEventHandlerRegistration;
 
-/// How often [`wait_for_cache_sync`] checks: 10 ms (client-go checks every 100 ms, which adds
-/// up to 100 ms to every start-up; a check takes one short lock per informer).
+/// How often [`wait_for_cache_sync`] checks a [`HasSynced`] that does not
+/// [signal](HasSynced::signals_sync) its changes (a plain `Fn() -> bool`): 10 ms. Informers,
+/// controllers and registrations signal, so waiting for them wakes on the change itself.
 pub const SYNC_POLL_PERIOD: Duration = Duration::from_millis(10);
+
+/// Woken whenever something of this crate may have become synced: a controller's queue handed
+/// out its initial list, or a handler took its last initial item. Waiters re-check their own
+/// conditions, so one process-wide signal serves every informer; it fires a bounded number of
+/// times per informer (once per queue, once per registration).
+static SYNC_CHANGED: Notify = Notify::const_new();
+
+/// Wakes every [`wait_for_cache_sync`] to re-check.
+pub(crate) fn sync_changed() {
+    SYNC_CHANGED.notify_waiters();
+}
 
 /// Something that has an initial sync: an informer, a handler registration, a controller, or
 /// any `Fn() -> bool`.
 pub trait HasSynced: Send + Sync {
     /// Whether the initial sync is done.
     fn has_synced(&self) -> bool;
+
+    /// Whether a change of [`has_synced`](HasSynced::has_synced) to true wakes
+    /// [`wait_for_cache_sync`] (true for this crate's informers, controllers and registrations);
+    /// when false, waiting polls every [`SYNC_POLL_PERIOD`].
+    fn signals_sync(&self) -> bool {
+        false
+    }
 }
 
 impl<F: Fn() -> bool + Send + Sync> HasSynced for F {
@@ -27,16 +47,24 @@ impl HasSynced for ResourceEventHandlerRegistration {
     fn has_synced(&self) -> bool {
         ResourceEventHandlerRegistration::has_synced(self)
     }
+    fn signals_sync(&self) -> bool {
+        true
+    }
 }
 
 impl<K: kube_core::Resource + Send + Sync + 'static> HasSynced for crate::Controller<K> {
     fn has_synced(&self) -> bool {
         crate::Controller::has_synced(self)
     }
+    fn signals_sync(&self) -> bool {
+        true
+    }
 }
 
-/// Waits until every one of `synced` has synced (true), or `shutdown` fires first (false),
-/// checking every [`SYNC_POLL_PERIOD`] (client-go's `WaitForCacheSync`).
+/// Waits until every one of `synced` has synced (true), or `shutdown` fires first (false)
+/// (client-go's `WaitForCacheSync`). It wakes when an informer, controller or registration
+/// becomes synced; only plain closures are polled, every [`SYNC_POLL_PERIOD`]. For a deadline,
+/// cancel `shutdown` from a timer (or use the factory's `wait_for_cache_sync_timeout`).
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
@@ -48,16 +76,19 @@ impl<K: kube_core::Resource + Send + Sync + 'static> HasSynced for crate::Contro
 /// # }
 /// ```
 pub async fn wait_for_cache_sync(shutdown: &CancellationToken, synced: &[&dyn HasSynced]) -> bool {
-    let mut interval = tokio::time::interval(SYNC_POLL_PERIOD);
-    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let poll = !synced.iter().all(|s| s.signals_sync());
     loop {
+        let changed = SYNC_CHANGED.notified();
+        tokio::pin!(changed);
+        changed.as_mut().enable();
         if synced.iter().all(|s| s.has_synced()) {
             return true;
         }
         tokio::select! {
             biased;
             () = shutdown.cancelled() => return false,
-            _ = interval.tick() => {}
+            () = &mut changed => {}
+            () = tokio::time::sleep(SYNC_POLL_PERIOD), if poll => {}
         }
     }
 }

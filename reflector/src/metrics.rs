@@ -11,6 +11,12 @@ pub trait ReflectorMetrics: Send + Sync + fmt::Debug {
     fn list_completed(&self, name: &str, duration: Duration, items: usize) {
         let _ = (name, duration, items);
     }
+    /// A page of a list arrived (the progress of a list): `items_so_far` objects of this list
+    /// so far, and the server's estimate of how many remain (`remainingItemCount`, when it
+    /// sends one). An unpaginated list is one page.
+    fn list_page(&self, name: &str, items_so_far: usize, remaining_item_count: Option<i64>) {
+        let _ = (name, items_so_far, remaining_item_count);
+    }
     /// A list failed.
     fn list_failed(&self, name: &str) {
         let _ = name;

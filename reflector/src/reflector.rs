@@ -543,6 +543,11 @@ where
                     } else {
                         items.append(&mut page.items);
                     }
+                    self.config.metrics.list_page(
+                        &self.config.name,
+                        items.len(),
+                        page.remaining_item_count,
+                    );
                     match page.continue_token.filter(|c| !c.is_empty()) {
                         Some(token) => {
                             paginated = true;
@@ -568,6 +573,9 @@ where
                     };
                     let mut page = self.lister_watcher.list(&full).await?;
                     self.reuse_known(&mut page.items);
+                    self.config
+                        .metrics
+                        .list_page(&self.config.name, page.items.len(), None);
                     return Ok(Listed {
                         items: page.items,
                         resource_version: page.resource_version,

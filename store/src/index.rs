@@ -3,13 +3,25 @@
 use std::sync::Arc;
 
 use ahash::AHashMap;
+use k8s_openapi::api::core::v1::Pod;
 use kube_core::{Resource, ResourceExt};
 use smallvec::{SmallVec, smallvec};
 
 use crate::error::{BoxError, KeyError};
-use crate::key::KeyFunc;
+use crate::key::{KeyFunc, namespace_key};
 
 /// The values an object has in one index. Most objects have exactly one, kept inline.
+///
+/// Build it like a `Vec`: from a `Vec`, an array, an iterator or nothing.
+///
+/// ```
+/// use kcache_store::IndexValues;
+///
+/// let one = IndexValues::from(vec!["prod".to_string()]);
+/// let two: IndexValues = ["a", "b"].iter().map(|s| s.to_string()).collect();
+/// let none = IndexValues::new();
+/// assert_eq!((one.len(), two.len(), none.len()), (1, 2, 0));
+/// ```
 pub type IndexValues = SmallVec<[String; 1]>;
 
 /// A function computing an object's values for one index.
@@ -53,6 +65,67 @@ pub fn owner_kind_name_index_func<K: Resource + 'static>() -> IndexFunc<K> {
             .map(|o| format!("{}/{}", o.kind, o.name))
             .collect())
     })
+}
+
+/// The name conventionally used for [`node_name_index_func`].
+pub const NODE_NAME_INDEX: &str = "spec.nodeName";
+
+/// Indexes pods by `spec.nodeName` (what a node agent looks its pods up by); pods not yet
+/// scheduled are not indexed.
+pub fn node_name_index_func() -> IndexFunc<Pod> {
+    Arc::new(|pod: &Pod| {
+        Ok(pod
+            .spec
+            .as_ref()
+            .and_then(|s| s.node_name.clone())
+            .filter(|n| !n.is_empty())
+            .into_iter()
+            .collect())
+    })
+}
+
+/// The name conventionally used for [`owner_index_func`].
+pub const OWNER_INDEX: &str = "owner";
+
+/// Indexes objects by each owner, as [`owner_index_value`]`(kind, namespace, name)`: owners are in
+/// the object's namespace, so the value names exactly one owner object. With it, "the pods of this
+/// ReplicaSet" is one lookup.
+///
+/// ```
+/// use k8s_openapi::api::core::v1::Pod;
+/// use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+/// use kcache_store::{Indexer, OWNER_INDEX, Store, owner_index_func, owner_index_value};
+/// # use std::sync::Arc;
+///
+/// let pods = Indexer::<Pod>::with_namespace_index();
+/// pods.add_index(OWNER_INDEX, owner_index_func()).unwrap();
+/// let mut pod = Pod::default();
+/// pod.metadata.namespace = Some("prod".into());
+/// pod.metadata.name = Some("web-1".into());
+/// pod.metadata.owner_references = Some(vec![OwnerReference {
+///     kind: "ReplicaSet".into(),
+///     name: "web".into(),
+///     ..Default::default()
+/// }]);
+/// pods.add(Arc::new(pod)).unwrap();
+/// let owned = pods.by_index(OWNER_INDEX, &owner_index_value("ReplicaSet", "prod", "web")).unwrap();
+/// assert_eq!(owned.len(), 1);
+/// ```
+pub fn owner_index_func<K: Resource + 'static>() -> IndexFunc<K> {
+    Arc::new(|obj: &K| {
+        let namespace = obj.meta().namespace.as_deref().unwrap_or("");
+        Ok(obj
+            .owner_references()
+            .iter()
+            .map(|o| owner_index_value(&o.kind, namespace, &o.name))
+            .collect())
+    })
+}
+
+/// The [`owner_index_func`] value of the owner `kind` `namespace/name` (`Kind/namespace/name`;
+/// `Kind/name` for a cluster-scoped owner).
+pub fn owner_index_value(kind: &str, namespace: &str, name: &str) -> String {
+    format!("{kind}/{}", namespace_key(Some(namespace), name))
 }
 
 /// Turns an index function into a key function; keys exist only for objects with exactly one value.

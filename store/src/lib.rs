@@ -56,8 +56,9 @@ mod thread_safe_store;
 
 pub use error::{BoxError, KeyError, StoreError, TransactionError};
 pub use index::{
-    IndexFunc, IndexValues, Indexers, NAMESPACE_INDEX, index_func_to_key_func, label_index_func,
-    namespace_index_func, owner_kind_name_index_func, owner_uid_index_func,
+    IndexFunc, IndexValues, Indexers, NAMESPACE_INDEX, NODE_NAME_INDEX, OWNER_INDEX,
+    index_func_to_key_func, label_index_func, namespace_index_func, node_name_index_func,
+    owner_index_func, owner_index_value, owner_kind_name_index_func, owner_uid_index_func,
 };
 pub use indexer::{Indexer, TransformFunc};
 pub use key::{

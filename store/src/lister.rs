@@ -75,6 +75,12 @@ impl<K: Resource + Send + Sync + 'static> Lister<K> {
         self.indexer.get_by_key(name)
     }
 
+    /// The object with the key `key` (`namespace/name`, or `name` when cluster-scoped), as a
+    /// work queue hands it out.
+    pub fn get_by_key(&self, key: &str) -> Option<Arc<K>> {
+        self.indexer.get_by_key(key)
+    }
+
     /// The objects with `value` in the index `index_name`.
     pub fn by_index(&self, index_name: &str, value: &str) -> Result<Vec<Arc<K>>, StoreError> {
         self.indexer.by_index(index_name, value)
@@ -120,6 +126,15 @@ impl<K: Resource + Send + Sync + 'static> NamespaceLister<K> {
             }
         };
         select(objects, selector)
+    }
+
+    /// The objects of this namespace whose value in index `index_name` is `value` (for example
+    /// the pods of one owner with [`owner_index_func`](crate::owner_index_func)). Unknown index →
+    /// error.
+    pub fn by_index(&self, index_name: &str, value: &str) -> Result<Vec<Arc<K>>, StoreError> {
+        let mut objects = self.indexer.by_index(index_name, value)?;
+        objects.retain(|o| o.meta().namespace.as_deref().unwrap_or("") == self.namespace);
+        Ok(objects)
     }
 
     /// The object named `name` in this namespace.

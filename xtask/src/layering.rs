@@ -1,5 +1,7 @@
-//! The layering invariant: store ← deltafifo ← reflector ← informer ← factory; apiserver uses
-//! store and reflector; nothing published depends on apiserver except as a dev-dependency.
+//! The layering invariant: store ← deltafifo ← reflector ← informer ← factory; workqueue uses no
+//! kcache crate and is used from informer up; apiserver uses store and reflector; the `kcache`
+//! facade sits on top of every layer except apiserver; nothing published depends on apiserver
+//! (except as a dev-dependency) or on the facade.
 
 use crate::metadata::{Package, packages};
 
@@ -14,15 +16,38 @@ const STACK: &[&str] = &[
 
 const APISERVER: &str = "kcache-apiserver";
 
+/// The work queue: no Kubernetes, no kcache dependency; used by the informer and above.
+const WORKQUEUE: &str = "kcache-workqueue";
+
+/// The level of the stack from which [`WORKQUEUE`] may be used.
+const WORKQUEUE_USERS_FROM: &str = "kcache-informer";
+
+/// The facade re-exporting the layers.
+const FACADE: &str = "kcache";
+
+/// Whether `name` is one of kcache's crates.
+fn is_kcache(name: &str) -> bool {
+    name == FACADE || name.starts_with("kcache-")
+}
+
 /// The kcache crates `crate_name` may depend on with normal (and build) dependencies.
 fn allowed_below(crate_name: &str) -> Vec<&'static str> {
     if crate_name == APISERVER {
         return vec!["kcache-store", "kcache-reflector"];
     }
-    match STACK.iter().position(|c| *c == crate_name) {
-        Some(level) => STACK[..level].to_vec(),
-        None => Vec::new(),
+    if crate_name == FACADE {
+        let mut all = STACK.to_vec();
+        all.push(WORKQUEUE);
+        return all;
     }
+    let Some(level) = STACK.iter().position(|c| *c == crate_name) else {
+        return Vec::new();
+    };
+    let mut below = STACK[..level].to_vec();
+    if STACK[..=level].contains(&WORKQUEUE_USERS_FROM) {
+        below.push(WORKQUEUE);
+    }
+    below
 }
 
 /// The layering violations among `packages`, one line each.
@@ -30,11 +55,7 @@ pub(crate) fn violations(packages: &[Package]) -> Vec<String> {
     let mut found = Vec::new();
     for p in packages.iter().filter(|p| p.publish) {
         let below = allowed_below(&p.name);
-        for d in p
-            .dependencies
-            .iter()
-            .filter(|d| d.name.starts_with("kcache-"))
-        {
+        for d in p.dependencies.iter().filter(|d| is_kcache(&d.name)) {
             let ok = d.name == p.name
                 || below.contains(&d.name.as_str())
                 || (d.kind == "dev" && d.name == APISERVER && p.name != APISERVER);
@@ -116,6 +137,38 @@ mod tests {
         );
         assert_eq!(
             violations(&[pkg(APISERVER, &[("kcache-informer", "normal")])]).len(),
+            1
+        );
+    }
+
+    #[test]
+    fn workqueue_stands_alone_and_serves_the_informer_and_above() {
+        assert_eq!(
+            violations(&[pkg(WORKQUEUE, &[("kcache-store", "normal")])]).len(),
+            1
+        );
+        assert_eq!(
+            violations(&[pkg("kcache-deltafifo", &[(WORKQUEUE, "normal")])]).len(),
+            1
+        );
+        assert!(violations(&[pkg("kcache-informer", &[(WORKQUEUE, "normal")])]).is_empty());
+        assert!(violations(&[pkg("kcache-factory", &[(WORKQUEUE, "normal")])]).is_empty());
+    }
+
+    #[test]
+    fn facade_sits_on_every_layer_and_nothing_depends_on_it() {
+        let layers: Vec<(&str, &str)> = STACK
+            .iter()
+            .chain([&WORKQUEUE])
+            .map(|c| (*c, "normal"))
+            .collect();
+        assert!(violations(&[pkg(FACADE, &layers)]).is_empty());
+        assert_eq!(
+            violations(&[pkg(FACADE, &[(APISERVER, "normal")])]).len(),
+            1
+        );
+        assert_eq!(
+            violations(&[pkg("kcache-factory", &[(FACADE, "normal")])]).len(),
             1
         );
     }

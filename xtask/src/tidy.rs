@@ -43,6 +43,10 @@ fn published_crates_have_readme_tests_and_benches() {
     let mut missing = Vec::new();
     for p in published() {
         for entry in ["README.md", "tests", "benches", "src/lib.rs"] {
+            // The `kcache` facade only re-exports the layers: nothing of its own to measure.
+            if p.name == "kcache" && entry == "benches" {
+                continue;
+            }
             if !p.dir.join(entry).exists() {
                 missing.push(format!("{}: {entry}", p.name));
             }

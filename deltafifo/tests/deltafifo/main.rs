@@ -6,6 +6,4 @@ mod delta_fifo;
 mod fifo;
 mod hostile;
 mod proptests;
-mod rate_limiter;
 mod real_fifo;
-mod workqueue;

@@ -371,3 +371,113 @@ async fn typed_and_dynamic_informers_sync_and_follow_changes() {
     assert_eq!(names(&cms), ["second"]);
     factory.shutdown().await;
 }
+
+/// An API resource the test server does not serve: every list of it fails with 404.
+fn unserved() -> ApiResource {
+    let gvk = GroupVersionKind::gvk("example.com", "v1", "Missing");
+    ApiResource::from_gvk_with_plural(&gvk, "missings")
+}
+
+#[tokio::test]
+async fn dropping_the_last_factory_handle_stops_its_informers() {
+    let (_server, client) = server().await;
+    let factory = SharedInformerFactory::new(client);
+    let pods = factory.informer::<Pod>();
+    let mut events = pods.event_stream().unwrap();
+    factory.start().unwrap();
+    factory.wait_for_cache_sync().await;
+    let clone = factory.clone();
+    drop(factory);
+    assert!(!pods.is_stopped(), "a clone still holds the factory");
+    drop(clone);
+    // The event stream ends when its informer stops.
+    while tokio::time::timeout(PATIENCE, events.next())
+        .await
+        .unwrap()
+        .is_some()
+    {}
+    assert!(pods.is_stopped());
+}
+
+#[tokio::test]
+async fn wait_for_cache_sync_timeout_reports_the_informers_not_synced() {
+    let (_server, client) = server().await;
+    let factory = SharedInformerFactory::new(client);
+    let _pods = factory.informer::<Pod>();
+    let _missing = factory.dynamic_informer(&unserved(), true);
+    factory.start().unwrap();
+    let synced = factory
+        .wait_for_cache_sync_timeout(Duration::from_millis(300))
+        .await;
+    assert_eq!(synced.len(), 2);
+    assert!(synced["v1/Pod"]);
+    assert!(!synced.iter().any(|(k, s)| k.contains("Missing") && *s));
+    factory.shutdown().await;
+}
+
+#[tokio::test]
+async fn wait_for_cache_sync_until_returns_when_cancelled() {
+    let (_server, client) = server().await;
+    let factory = SharedInformerFactory::new(client);
+    let _missing = factory.dynamic_informer(&unserved(), true);
+    factory.start().unwrap();
+    let cancel = tokio_util::sync::CancellationToken::new();
+    cancel.cancel();
+    let synced = factory.wait_for_cache_sync_until(&cancel).await;
+    assert_eq!(synced.values().collect::<Vec<_>>(), [&false]);
+    factory.shutdown().await;
+}
+
+#[derive(Debug, Default)]
+struct Pages(parking_lot::Mutex<Vec<(String, usize)>>);
+
+impl kcache_reflector::ReflectorMetrics for Pages {
+    fn list_page(&self, name: &str, items_so_far: usize, _remaining: Option<i64>) {
+        self.0.lock().push((name.to_owned(), items_so_far));
+    }
+}
+
+#[tokio::test]
+async fn factory_passes_reflector_metrics_and_the_watch_error_handler_through() {
+    let (_server, client) = server().await;
+    Api::<Namespace>::all(client.clone())
+        .create(&PostParams::default(), &named(None, "ns", &[]))
+        .await
+        .unwrap();
+    for name in ["a", "b", "c"] {
+        create_cm(&client, "ns", name, &[]).await;
+    }
+    let pages = Arc::new(Pages::default());
+    let (errors_tx, mut errors) = tokio::sync::mpsc::unbounded_channel();
+    let factory = SharedInformerFactory::builder(client)
+        .page_size(2)
+        .reflector_metrics(pages.clone())
+        .watch_error_handler(move |e| {
+            let _ = errors_tx.send(e.to_string());
+        })
+        .build();
+    let _cms = factory.informer::<ConfigMap>();
+    let _missing = factory.dynamic_informer(&unserved(), true);
+    factory.start().unwrap();
+    let error = tokio::time::timeout(PATIENCE, errors.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(error.contains("Missing"), "{error}");
+    let synced = factory
+        .wait_for_cache_sync_timeout(Duration::from_millis(300))
+        .await;
+    assert!(synced["v1/ConfigMap"]);
+    let cm_pages: Vec<usize> = pages
+        .0
+        .lock()
+        .iter()
+        .filter(|(name, _)| name == "v1/ConfigMap")
+        .map(|(_, n)| *n)
+        .collect();
+    // The first list (RV "0") may be served whole from the watch cache: at least one call,
+    // growing, ending at every item.
+    assert_eq!(cm_pages.last(), Some(&3), "{cm_pages:?}");
+    assert!(cm_pages.windows(2).all(|w| w[0] < w[1]), "{cm_pages:?}");
+    factory.shutdown().await;
+}

@@ -1,12 +1,13 @@
-//! Handler helpers: closures and the filtering handler.
+//! Handler helpers: closures, the filtering handler and the enqueue handlers.
 
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::Pod;
 use kcache_informer::{
-    FilteringResourceEventHandler, ResourceEventHandler, ResourceEventHandlerFuncs,
+    EnqueueHandler, FilteringResourceEventHandler, ResourceEventHandler, ResourceEventHandlerFuncs,
 };
 use kcache_store::MaybeTombstone;
+use kcache_workqueue::WorkQueue;
 
 use crate::common::{Recorder, key, pod};
 
@@ -70,4 +71,59 @@ fn closure_handler_calls_only_the_closures_set() {
         rx.try_iter().collect::<Vec<_>>(),
         vec![(Some("1".into()), Some("2".into()))]
     );
+}
+
+fn owned_by(name: &str, owner: &str, controller: bool) -> Arc<Pod> {
+    let mut p = Pod::default();
+    p.metadata.namespace = Some("prod".into());
+    p.metadata.name = Some(name.into());
+    p.metadata.owner_references = Some(vec![
+        k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
+            kind: "ReplicaSet".into(),
+            name: owner.into(),
+            controller: Some(controller),
+            ..Default::default()
+        },
+    ]);
+    Arc::new(p)
+}
+
+#[tokio::test]
+async fn enqueue_key_handler_enqueues_the_object_key_on_add_update_and_tombstone_delete() {
+    let queue = WorkQueue::<String>::new();
+    let h = EnqueueHandler::<Pod>::key(queue.clone());
+    let p = Arc::new(pod(1));
+    h.on_add(&p, true);
+    h.on_update(&p, &p); // already waiting: collapsed
+    assert_eq!(queue.len(), 1);
+    assert_eq!(queue.get().await, Some(key(1)));
+    h.on_delete(&MaybeTombstone::Tombstone(
+        kcache_store::DeletedFinalStateUnknown {
+            key: key(1),
+            obj: p.clone(),
+        },
+    ));
+    assert_eq!(
+        queue.len(),
+        0,
+        "a key being processed is queued again on done"
+    );
+    queue.done(key(1).as_str());
+    assert_eq!(queue.get().await, Some(key(1)));
+}
+
+#[tokio::test]
+async fn enqueue_owner_handler_enqueues_the_controlling_owner_of_that_kind_only() {
+    let queue = WorkQueue::<String>::new();
+    let h = EnqueueHandler::<Pod>::owner(queue.clone(), "ReplicaSet");
+    h.on_add(&owned_by("web-1", "web", true), false);
+    h.on_add(&owned_by("db-1", "db", false), false); // not the controller
+    let mut orphan = pod(2);
+    orphan.metadata.owner_references = None;
+    h.on_add(&Arc::new(orphan), false);
+    assert_eq!(queue.len(), 1);
+    assert_eq!(queue.get().await.as_deref(), Some("prod/web"));
+    let other_kind = EnqueueHandler::<Pod>::owner(queue.clone(), "StatefulSet");
+    other_kind.on_add(&owned_by("web-2", "web", true), false);
+    assert_eq!(queue.len(), 0);
 }

@@ -308,6 +308,46 @@ async fn add_indexers_while_running_covers_cached_objects() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn add_index_while_running_serves_namespace_lister_by_index() {
+    let source = source_with(4);
+    let informer = informer(&source);
+    let running = Running::start(Arc::clone(&source), informer.clone());
+    running.wait_synced().await;
+    informer
+        .add_index("by-tier", label_index_func("tier"))
+        .unwrap();
+    let first = pod(0);
+    let tier = first.metadata.labels.as_ref().unwrap()["tier"].clone();
+    let namespace = first.metadata.namespace.clone().unwrap();
+    let all = informer.lister().by_index("by-tier", &tier).unwrap();
+    let in_namespace = informer
+        .lister()
+        .namespace(&namespace)
+        .by_index("by-tier", &tier)
+        .unwrap();
+    assert!(!in_namespace.is_empty());
+    assert_eq!(
+        in_namespace.len(),
+        all.len(),
+        "fixture pods share one namespace"
+    );
+    assert!(
+        informer
+            .lister()
+            .namespace("elsewhere")
+            .by_index("by-tier", &tier)
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        informer
+            .add_index("by-tier", label_index_func("x"))
+            .is_err()
+    );
+    running.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
 async fn run_twice_is_an_error_and_stop_joins_every_task() {
     let source = source_with(2);
     let informer = informer(&source);
@@ -503,5 +543,45 @@ async fn panicking_index_function_fails_the_batch_not_the_informer() {
         take_n(&mut events, 1).await,
         vec![format!("add {} false", key(2))]
     );
+    running.stop().await;
+}
+
+/// A [`kcache_informer::HasSynced`] that claims to signal and counts how often it is asked.
+struct CountingSignal(std::sync::atomic::AtomicUsize);
+
+impl kcache_informer::HasSynced for CountingSignal {
+    fn has_synced(&self) -> bool {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        false
+    }
+    fn signals_sync(&self) -> bool {
+        true
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn wait_for_cache_sync_wakes_on_the_signal_and_does_not_poll() {
+    let check = CountingSignal(std::sync::atomic::AtomicUsize::new(0));
+    let shutdown = CancellationToken::new();
+    let checks: [&dyn kcache_informer::HasSynced; 1] = [&check];
+    let waiting = wait_for_cache_sync(&shutdown, &checks);
+    tokio::pin!(waiting);
+    tokio::select! {
+        _ = &mut waiting => panic!("nothing synced"),
+        () = tokio::time::sleep(std::time::Duration::from_secs(10)) => {}
+    }
+    assert_eq!(
+        check.0.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "checked once, then waited for a signal instead of polling"
+    );
+    shutdown.cancel();
+    assert!(!waiting.await);
+
+    // A real informer wakes it when it syncs.
+    let source = source_with(3);
+    let informer = informer(&source);
+    let running = Running::start(Arc::clone(&source), informer.clone());
+    assert!(wait_for_cache_sync(&CancellationToken::new(), &[&informer]).await);
     running.stop().await;
 }

@@ -6,8 +6,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use k8s_openapi::api::core::v1::Pod;
 use kcache_store::{
-    IndexFunc, IndexValues, Indexer, Indexers, NAMESPACE_INDEX, Store, StoreError,
-    label_index_func, namespace_index_func, owner_uid_index_func,
+    IndexFunc, IndexValues, Indexer, Indexers, NAMESPACE_INDEX, NODE_NAME_INDEX, OWNER_INDEX,
+    Store, StoreError, label_index_func, namespace_index_func, node_name_index_func,
+    owner_index_func, owner_index_value, owner_uid_index_func,
 };
 use kube_core::ObjectMeta;
 use smallvec::SmallVec;
@@ -374,4 +375,52 @@ fn owner_and_label_index_helpers() {
     assert_eq!(s.by_index("app", "app-0").unwrap().len(), 1);
     let none: SmallVec<[String; 1]> = kcache_store::label_index_func::<Pod>("missing")(&p).unwrap();
     assert!(none.is_empty());
+}
+
+#[test]
+fn node_name_index_finds_the_pods_of_a_node_and_skips_unscheduled_ones() {
+    let pods = Indexer::<Pod>::with_namespace_index();
+    pods.add_index(NODE_NAME_INDEX, node_name_index_func())
+        .unwrap();
+    let mut on_node = (*pod("a", "p1", "1", &[])).clone();
+    on_node.spec = Some(k8s_openapi::api::core::v1::PodSpec {
+        node_name: Some("node-1".into()),
+        ..Default::default()
+    });
+    pods.add(Arc::new(on_node)).unwrap();
+    pods.add(pod("a", "p2", "1", &[])).unwrap();
+    assert_eq!(keys(&pods, NODE_NAME_INDEX, "node-1"), ["a/p1"]);
+    assert_eq!(pods.list_index_func_values(NODE_NAME_INDEX), ["node-1"]);
+}
+
+#[test]
+fn owner_index_is_namespaced_so_same_named_owners_stay_apart() {
+    let pods = Indexer::<Pod>::with_namespace_index();
+    pods.add_index(OWNER_INDEX, owner_index_func()).unwrap();
+    for ns in ["a", "b"] {
+        let mut p = (*pod(ns, "web-1", "1", &[])).clone();
+        p.metadata.owner_references = Some(vec![
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
+                kind: "ReplicaSet".into(),
+                name: "web".into(),
+                ..Default::default()
+            },
+        ]);
+        pods.add(Arc::new(p)).unwrap();
+    }
+    assert_eq!(
+        keys(
+            &pods,
+            OWNER_INDEX,
+            &owner_index_value("ReplicaSet", "a", "web")
+        ),
+        ["a/web-1"]
+    );
+    assert_eq!(owner_index_value("Node", "", "n1"), "Node/n1");
+}
+
+#[test]
+fn index_values_build_from_a_vec() {
+    let values: IndexValues = vec!["x".to_string(), "y".to_string()].into();
+    assert_eq!(values.as_slice(), ["x", "y"]);
 }

@@ -1,8 +1,6 @@
 //! [`WorkQueue`]: the controller work queue with delaying and rate-limited adds.
 
-mod metrics;
-mod rate_limiter;
-
+use std::borrow::Borrow;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
 use std::fmt;
@@ -15,11 +13,7 @@ use parking_lot::Mutex;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-pub use metrics::{MetricsProvider, NoopMetrics, TracingMetrics};
-pub use rate_limiter::{
-    BucketRateLimiter, ItemExponentialFailureRateLimiter, ItemFastSlowRateLimiter,
-    MaxOfRateLimiter, RateLimiter, default_controller_rate_limiter,
-};
+use crate::{MetricsProvider, RateLimiter, WorkItem, default_controller_rate_limiter};
 
 /// The furthest a delayed add is scheduled (longer delays are clamped to it).
 const MAX_DELAY: Duration = Duration::from_secs(10 * 365 * 24 * 3600);
@@ -188,7 +182,7 @@ struct Inner<T> {
 /// Cheap to clone: clones share the queue, so several worker tasks can drain it.
 ///
 /// ```
-/// use kcache_deltafifo::WorkQueue;
+/// use kcache_workqueue::WorkQueue;
 ///
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
 /// let queue = WorkQueue::<String>::new();
@@ -363,6 +357,13 @@ impl<T: Eq + Hash + Clone + Send + Sync + 'static> WorkQueue<T> {
         }
     }
 
+    /// Waits for the next item like [`get`](WorkQueue::get) and returns it in a [`WorkItem`]
+    /// guard that marks it done when dropped. Returns `None` once the queue is shut down and empty.
+    pub async fn next(&self) -> Option<WorkItem<T>> {
+        let item = self.get().await?;
+        Some(WorkItem::new(self.clone(), item))
+    }
+
     fn handed_out(&self, s: &mut State<T>, item: &T) {
         s.processing.insert(item.clone());
         s.dirty.remove(item);
@@ -378,7 +379,13 @@ impl<T: Eq + Hash + Clone + Send + Sync + 'static> WorkQueue<T> {
     }
 
     /// Marks `item` as processed. If it was added again meanwhile it is queued again.
-    pub fn done(&self, item: &T) {
+    ///
+    /// Takes any borrowed form of the item (`&str` for a `WorkQueue<String>`).
+    pub fn done<Q>(&self, item: &Q)
+    where
+        T: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         let mut s = self.inner.state.lock();
         if let Some(m) = &self.inner.metrics {
             let now = Instant::now();
@@ -387,11 +394,11 @@ impl<T: Eq + Hash + Clone + Send + Sync + 'static> WorkQueue<T> {
             }
             self.report_unfinished(&s, now);
         }
-        if !s.processing.remove(item) {
+        let Some(item) = s.processing.take(item) else {
             return;
-        }
-        if s.dirty.contains(item) {
-            s.queue.push_back(item.clone());
+        };
+        if s.dirty.contains::<T>(&item) {
+            s.queue.push_back(item);
             self.report_depth(&s);
             self.inner.ready.notify_one();
         } else if s.processing.is_empty() {
@@ -497,7 +504,7 @@ impl<T: Eq + Hash + Clone + Send + Sync + 'static> WorkQueue<T> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use kcache_deltafifo::WorkQueue;
+    /// use kcache_workqueue::WorkQueue;
     ///
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
     /// let queue = WorkQueue::<&str>::new();
@@ -534,7 +541,7 @@ impl<T: Eq + Hash + Clone + Send + Sync + 'static> WorkQueue<T> {
     /// ```
     /// use std::sync::Arc;
     /// use std::time::Duration;
-    /// use kcache_deltafifo::{ItemExponentialFailureRateLimiter, WorkQueue, WorkQueueConfig};
+    /// use kcache_workqueue::{ItemExponentialFailureRateLimiter, WorkQueue, WorkQueueConfig};
     ///
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
     /// let limiter = ItemExponentialFailureRateLimiter::new(Duration::from_millis(5), Duration::from_secs(60));

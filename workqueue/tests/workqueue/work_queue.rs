@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use kcache_deltafifo::{ItemFastSlowRateLimiter, MetricsProvider, WorkQueue, WorkQueueConfig};
+use kcache_workqueue::{ItemFastSlowRateLimiter, MetricsProvider, WorkQueue, WorkQueueConfig};
 use parking_lot::Mutex;
 
 #[tokio::test]
@@ -300,7 +300,7 @@ async fn tracing_metrics_provider_is_accepted() {
     let q = WorkQueue::<u32>::with_config(
         WorkQueueConfig::default()
             .name("traced")
-            .metrics(Arc::new(kcache_deltafifo::TracingMetrics)),
+            .metrics(Arc::new(kcache_workqueue::TracingMetrics)),
     );
     q.add(1);
     let item = q.get().await.unwrap();
@@ -362,5 +362,174 @@ async fn unfinished_work_is_reported_periodically_until_shutdown() {
             "q unfinished 500 500",
             "q unfinished 1000 1000"
         ]
+    );
+}
+
+#[tokio::test]
+async fn done_accepts_a_borrowed_key() {
+    let q = WorkQueue::<String>::new();
+    q.add("default/web".to_string());
+    let key = q.get().await.unwrap();
+    q.done(key.as_str());
+    assert_eq!(q.processing(), 0);
+}
+
+#[tokio::test]
+async fn work_item_drop_marks_the_item_done() {
+    let q = WorkQueue::<&str>::new();
+    q.add("a");
+    let item = q.next().await.unwrap();
+    q.add("a"); // added while processing: queued again on done
+    assert_eq!((q.processing(), q.len()), (1, 0));
+    drop(item);
+    assert_eq!((q.processing(), q.len()), (0, 1));
+}
+
+#[tokio::test]
+async fn a_panicking_worker_does_not_wedge_its_key() {
+    let q = WorkQueue::<&str>::new();
+    q.add("a");
+    let worker = tokio::spawn({
+        let q = q.clone();
+        async move {
+            let item = q.next().await.unwrap();
+            if *item == "a" {
+                panic!("reconcile bug");
+            }
+        }
+    });
+    assert!(worker.await.unwrap_err().is_panic());
+    assert_eq!(q.processing(), 0);
+    q.add("a");
+    assert_eq!(q.get().await, Some("a"));
+}
+
+#[derive(Debug)]
+struct Failing;
+
+impl std::fmt::Display for Failing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("failing")
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn run_workers_rate_limits_failures_and_forgets_on_success() {
+    let limiter = Arc::new(ItemFastSlowRateLimiter::new(
+        Duration::from_millis(5),
+        Duration::from_secs(1),
+        10,
+    ));
+    let q = WorkQueue::<u32>::with_config(WorkQueueConfig::default().rate_limiter(limiter));
+    let attempts = Arc::new(Mutex::new(Vec::new()));
+    q.add(1);
+    let workers = q.run_workers(3, {
+        let (q, attempts) = (q.clone(), attempts.clone());
+        move |item: u32| {
+            let (q, attempts) = (q.clone(), attempts.clone());
+            async move {
+                let mut seen = attempts.lock();
+                seen.push((item, q.num_requeues(&item)));
+                if seen.len() < 3 {
+                    return Err(Failing);
+                }
+                q.shut_down();
+                Ok(())
+            }
+        }
+    });
+    workers.await;
+    // Two failures retried through the limiter (requeue count 1, 2), then success forgets it.
+    assert_eq!(*attempts.lock(), [(1, 0), (1, 1), (1, 2)]);
+    assert_eq!(q.num_requeues(&1), 0);
+    assert_eq!(q.processing(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn run_workers_survives_a_panicking_reconcile_and_retries_the_item() {
+    let q = WorkQueue::<u32>::new();
+    let calls = Arc::new(Mutex::new(0));
+    q.add(1);
+    let workers = q.run_workers(1, {
+        let (q, calls) = (q.clone(), calls.clone());
+        move |_item: u32| {
+            let (q, calls) = (q.clone(), calls.clone());
+            async move {
+                let first = {
+                    let mut calls = calls.lock();
+                    *calls += 1;
+                    *calls == 1
+                };
+                if first {
+                    panic!("reconcile bug");
+                }
+                q.shut_down();
+                Ok::<(), Failing>(())
+            }
+        }
+    });
+    workers.await;
+    assert_eq!(*calls.lock(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_workers_returns_once_the_queue_is_drained_after_shut_down() {
+    let q = WorkQueue::<u32>::new();
+    for i in 0..100 {
+        q.add(i);
+    }
+    let done = Arc::new(Mutex::new(Vec::new()));
+    let workers = tokio::spawn(q.run_workers(4, {
+        let done = done.clone();
+        move |item: u32| {
+            let done = done.clone();
+            async move {
+                tokio::task::yield_now().await;
+                done.lock().push(item);
+                Ok::<(), Failing>(())
+            }
+        }
+    }));
+    q.shut_down_with_drain().await;
+    workers.await.unwrap();
+    let mut done = done.lock().clone();
+    done.sort_unstable();
+    assert_eq!(done, (0..100).collect::<Vec<_>>());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_workers_until_drains_the_queue_when_shutdown_completes() {
+    let q = WorkQueue::<u32>::new();
+    let done = Arc::new(Mutex::new(Vec::new()));
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let workers = tokio::spawn(q.run_workers_until(
+        async {
+            let _ = stop_rx.await;
+        },
+        3,
+        {
+            let done = done.clone();
+            move |item: u32| {
+                let done = done.clone();
+                async move {
+                    done.lock().push(item);
+                    Ok::<(), Failing>(())
+                }
+            }
+        },
+    ));
+    for i in 0..50 {
+        q.add(i);
+    }
+    stop_tx.send(()).unwrap();
+    workers.await.unwrap();
+    assert!(q.is_shutting_down());
+    assert_eq!((q.len(), q.processing()), (0, 0));
+    let mut done = done.lock().clone();
+    done.sort_unstable();
+    assert_eq!(
+        done,
+        (0..50).collect::<Vec<_>>(),
+        "everything queued before the stop was reconciled"
     );
 }

@@ -29,30 +29,30 @@ pub struct NoopMetrics;
 
 impl MetricsProvider for NoopMetrics {}
 
-/// Emits every metric as a `tracing` event at TRACE level (target `kcache_deltafifo::workqueue`).
+/// Emits every metric as a `tracing` event at TRACE level (target `kcache_workqueue::workqueue`).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct TracingMetrics;
 
 impl MetricsProvider for TracingMetrics {
     fn depth(&self, queue: &str, depth: usize) {
-        tracing::trace!(target: "kcache_deltafifo::workqueue", queue, depth, "depth");
+        tracing::trace!(target: "kcache_workqueue", queue, depth, "depth");
     }
 
     fn add(&self, queue: &str) {
-        tracing::trace!(target: "kcache_deltafifo::workqueue", queue, "add");
+        tracing::trace!(target: "kcache_workqueue", queue, "add");
     }
 
     fn queue_latency(&self, queue: &str, latency: Duration) {
-        tracing::trace!(target: "kcache_deltafifo::workqueue", queue, latency_s = latency.as_secs_f64(), "queue latency");
+        tracing::trace!(target: "kcache_workqueue", queue, latency_s = latency.as_secs_f64(), "queue latency");
     }
 
     fn work_duration(&self, queue: &str, duration: Duration) {
-        tracing::trace!(target: "kcache_deltafifo::workqueue", queue, duration_s = duration.as_secs_f64(), "work duration");
+        tracing::trace!(target: "kcache_workqueue", queue, duration_s = duration.as_secs_f64(), "work duration");
     }
 
     fn unfinished_work(&self, queue: &str, total: Duration, longest: Duration) {
         tracing::trace!(
-            target: "kcache_deltafifo::workqueue",
+            target: "kcache_workqueue",
             queue,
             unfinished_s = total.as_secs_f64(),
             longest_running_s = longest.as_secs_f64(),
@@ -61,6 +61,6 @@ impl MetricsProvider for TracingMetrics {
     }
 
     fn retry(&self, queue: &str) {
-        tracing::trace!(target: "kcache_deltafifo::workqueue", queue, "retry");
+        tracing::trace!(target: "kcache_workqueue", queue, "retry");
     }
 }

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use kcache_deltafifo::{
+use kcache_workqueue::{
     BucketRateLimiter, ItemExponentialFailureRateLimiter, ItemFastSlowRateLimiter,
     MaxOfRateLimiter, RateLimiter, default_controller_rate_limiter,
 };

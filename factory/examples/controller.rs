@@ -1,0 +1,89 @@
+//! A ReplicaSet controller in the style of Kubernetes' sample-controller, on kcache.
+//!
+//! ```sh
+//! cargo run -p kcache-factory --example controller   # against the cluster of your kubeconfig
+//! ```
+//!
+//! For every ReplicaSet it keeps pods `<name>-0` … `<name>-<replicas-1>` (owned by the
+//! ReplicaSet, found through an owner index), deletes the others it owns, and writes
+//! `status.replicas`. ReplicaSet events enqueue the ReplicaSet's key, pod events their owner's;
+//! four workers reconcile with rate-limited retries; Ctrl-C drains the queue and shuts down.
+//! `examples/controller_kube_runtime.rs` is the same controller on kube-runtime.
+
+use std::error::Error;
+use std::sync::Arc;
+
+use k8s_openapi::api::apps::v1::ReplicaSet;
+use k8s_openapi::api::core::v1::Pod;
+use kcache_factory::SharedInformerFactory;
+use kcache_informer::EnqueueHandler;
+use kcache_store::{Lister, OWNER_INDEX, owner_index_func, owner_index_value};
+use kcache_workqueue::WorkQueue;
+use kube_client::api::{DeleteParams, Patch, PatchParams, PostParams};
+use kube_client::{Api, Client, ResourceExt};
+use serde_json::json;
+
+#[path = "shared/replica_set.rs"]
+mod replica_set;
+use replica_set::{is_wanted, pod_for};
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn Error + Send + Sync>> {
+    let client = Client::try_default().await?;
+    let factory = SharedInformerFactory::new(client.clone());
+    let (replica_sets, pods) = (factory.informer::<ReplicaSet>(), factory.informer::<Pod>());
+    pods.add_index(OWNER_INDEX, owner_index_func())?;
+    let queue = WorkQueue::<String>::new();
+    replica_sets.add_event_handler(EnqueueHandler::key(queue.clone()))?;
+    pods.add_event_handler(EnqueueHandler::owner(queue.clone(), "ReplicaSet"))?;
+    factory.start()?;
+    factory.wait_for_cache_sync().await;
+    let (replica_sets, pods) = (replica_sets.lister(), pods.lister());
+    let reconcile = move |key: String| {
+        let rs = replica_sets.get_by_key(&key);
+        reconcile(client.clone(), rs, pods.clone())
+    };
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    queue.run_workers_until(ctrl_c, 4, reconcile).await;
+    factory.shutdown().await;
+    println!("shut down cleanly");
+    Ok(())
+}
+
+/// Makes the pods of `rs` match its spec and records the count in its status.
+async fn reconcile(
+    client: Client,
+    rs: Option<Arc<ReplicaSet>>,
+    pods: Lister<Pod>,
+) -> Result<(), Box<dyn Error + Send + Sync>> {
+    let Some(rs) = rs else {
+        return Ok(()); // deleted: the garbage collector removes its pods
+    };
+    let (ns, name) = (&rs.namespace().unwrap_or_default(), &rs.name_any());
+    let want = rs.spec.replicas.unwrap_or(1).max(0) as usize;
+    let owned = pods
+        .namespace(ns)
+        .by_index(OWNER_INDEX, &owner_index_value("ReplicaSet", ns, name))?;
+    let api = Api::<Pod>::namespaced(client.clone(), ns);
+    for i in 0..want {
+        let pod_name = format!("{name}-{i}");
+        if !owned.iter().any(|p| p.name_any() == pod_name) {
+            api.create(&PostParams::default(), &pod_for(&rs, pod_name))
+                .await?;
+        }
+    }
+    for pod in owned
+        .iter()
+        .filter(|p| !is_wanted(&p.name_any(), name, want))
+    {
+        api.delete(&pod.name_any(), &DeleteParams::default())
+            .await?;
+    }
+    let status = Patch::Merge(json!({"status": {"replicas": want}}));
+    Api::<ReplicaSet>::namespaced(client, ns)
+        .patch_status(name, &PatchParams::default(), &status)
+        .await?;
+    Ok(())
+}

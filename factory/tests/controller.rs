@@ -1,0 +1,135 @@
+//! The sample controller (`examples/controller.rs`, run as a process) end to end against the
+//! in-process API server.
+
+#[path = "support/example.rs"]
+mod support;
+
+use std::time::Duration;
+
+use futures::StreamExt;
+use k8s_openapi::api::apps::v1::ReplicaSet;
+use k8s_openapi::api::core::v1::{Namespace, Pod};
+use kcache_apiserver::TestServer;
+use kcache_factory::SharedInformerFactory;
+use kcache_informer::EventStream;
+use kube_client::Api;
+use kube_client::api::{Patch, PatchParams, PostParams};
+use kube_core::Resource;
+use serde_json::json;
+
+/// How long the test waits for an event it expects before failing.
+const PATIENCE: Duration = Duration::from_secs(20);
+
+/// Waits, event by event, until `done` holds.
+async fn until<K: Resource + Send + Sync + 'static>(
+    events: &mut EventStream<K>,
+    mut done: impl FnMut() -> bool,
+) {
+    while !done() {
+        tokio::time::timeout(PATIENCE, events.next())
+            .await
+            .expect("no change within the patience")
+            .expect("the observer stopped");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sample_controller_creates_owned_pods_scales_down_writes_status_and_shuts_down_cleanly() {
+    let server = TestServer::start().await.unwrap();
+    let client = server.client().unwrap();
+    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": "prod"}})).unwrap();
+    Api::<Namespace>::all(client.clone())
+        .create(&PostParams::default(), &ns)
+        .await
+        .unwrap();
+
+    let kubeconfig = support::Kubeconfig::for_server(&server.url(), "controller");
+    let controller = std::process::Command::new(support::example("controller"))
+        .env("KUBECONFIG", &kubeconfig.0)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+
+    // An observer of its own, as a user would watch the cluster.
+    let observer = SharedInformerFactory::new(client.clone());
+    let (pods, replica_sets) = (
+        observer.informer::<Pod>(),
+        observer.informer::<ReplicaSet>(),
+    );
+    let (mut pod_events, mut rs_events) = (
+        pods.event_stream().unwrap(),
+        replica_sets.event_stream().unwrap(),
+    );
+    observer.start().unwrap();
+    let pod_names = || {
+        let mut names: Vec<String> = pods
+            .lister()
+            .namespace("prod")
+            .list(&Default::default())
+            .iter()
+            .filter_map(|p| p.metadata.name.clone())
+            .collect();
+        names.sort();
+        names
+    };
+    let status_replicas = || {
+        replica_sets
+            .lister()
+            .namespace("prod")
+            .get("web")
+            .and_then(|rs| rs.status.as_ref().map(|s| s.replicas))
+    };
+
+    let rs: ReplicaSet = serde_json::from_value(json!({
+        "metadata": {"name": "web", "namespace": "prod"},
+        "spec": {
+            "replicas": 3,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "web", "image": "nginx"}]}
+            }
+        }
+    }))
+    .unwrap();
+    let rs_api = Api::<ReplicaSet>::namespaced(client.clone(), "prod");
+    rs_api.create(&PostParams::default(), &rs).await.unwrap();
+    until(&mut pod_events, || {
+        pod_names() == ["web-0", "web-1", "web-2"]
+    })
+    .await;
+    until(&mut rs_events, || status_replicas() == Some(3)).await;
+    let owner = pods.lister().namespace("prod").get("web-1").unwrap();
+    let owner = &owner.metadata.owner_references.as_ref().unwrap()[0];
+    assert_eq!(
+        (owner.kind.as_str(), owner.name.as_str()),
+        ("ReplicaSet", "web")
+    );
+    assert_eq!(owner.controller, Some(true));
+
+    rs_api
+        .patch(
+            "web",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": 1}})),
+        )
+        .await
+        .unwrap();
+    until(&mut pod_events, || pod_names() == ["web-0"]).await;
+    until(&mut rs_events, || status_replicas() == Some(1)).await;
+
+    // Ctrl-C: the controller drains its queue, stops its informers and exits cleanly.
+    let interrupted = std::process::Command::new("kill")
+        .args(["-INT", &controller.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(interrupted.success());
+    let out = tokio::task::spawn_blocking(move || controller.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}: {stdout}", out.status);
+    assert_eq!(stdout.trim(), "shut down cleanly");
+    observer.shutdown().await;
+}

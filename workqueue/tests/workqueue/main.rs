@@ -1,0 +1,6 @@
+//! Integration tests of kcache-workqueue, named after the behaviours in the reference.
+
+mod concurrency;
+mod proptests;
+mod rate_limiter;
+mod work_queue;
