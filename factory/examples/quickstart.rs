@@ -11,7 +11,7 @@
 //! informers; a small controller keeps the number of running pods per node, fed by a
 //! [`WorkQueue`] of node names and reading the pod index. Progress is shown per listed page while
 //! the caches sync, then a summary once a second and a final summary line. `--duration SECS`
-//! stops after that long; Ctrl-C stops at any time. Everything shuts down cleanly; errors are
+//! stops that long after the caches synced; Ctrl-C stops at any time. Everything shuts down cleanly; errors are
 //! printed with their causes.
 
 use std::collections::HashMap;
@@ -43,7 +43,7 @@ use tokio_util::sync::CancellationToken;
     about = "kcache quick start: shared informers and a controller on a simulated (or real) cluster"
 )]
 struct Args {
-    /// Stop after this many seconds (default: run until Ctrl-C).
+    /// Stop this many seconds after the caches synced (default: run until Ctrl-C).
     #[arg(long)]
     duration: Option<u64>,
     /// Use the cluster of this kubeconfig (or of the default kubeconfig when no path is given),
@@ -108,14 +108,6 @@ async fn quickstart(args: Args) -> Result<(), BoxError> {
             ctrl_c.cancel();
         }
     });
-    if let Some(secs) = args.duration {
-        let deadline = stop.clone();
-        tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_secs(secs)).await;
-            deadline.cancel();
-        });
-    }
-
     let embedded = args.kubeconfig.is_none() && !args.cluster;
     let (client, server, expected_pods) = if embedded {
         let (server, client) = simulated_cluster(&args).await?;
@@ -138,7 +130,8 @@ async fn quickstart(args: Args) -> Result<(), BoxError> {
             stop.clone(),
         ))
     });
-    let outcome = run(client, expected_pods, stop.clone()).await;
+    let duration = args.duration.map(Duration::from_secs);
+    let outcome = run(client, expected_pods, duration, stop.clone()).await;
     stop.cancel();
     if let Some(churn) = churn {
         churn.await?;
@@ -149,10 +142,12 @@ async fn quickstart(args: Args) -> Result<(), BoxError> {
     Ok(())
 }
 
-/// Informers, controller, progress and summary until `stop` fires; then a clean shutdown.
+/// Informers, controller, progress and summary until `stop` fires or `duration` has passed since
+/// the caches synced; then a clean shutdown.
 async fn run(
     client: Client,
     expected_pods: Option<u64>,
+    duration: Option<Duration>,
     stop: CancellationToken,
 ) -> Result<(), BoxError> {
     let (pages_tx, mut pages) = mpsc::unbounded_channel();
@@ -210,6 +205,13 @@ async fn run(
             pods.indexer().len(),
             nodes.indexer().len()
         );
+        if let Some(duration) = duration {
+            let deadline = stop.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(duration).await;
+                deadline.cancel();
+            });
+        }
         summarise(&pods, &nodes, &queue, &counters, &running, &stop).await;
     }
 

@@ -25,7 +25,7 @@ fn quickstart_syncs_summarises_and_shuts_down_cleanly() {
     let out = Command::new(&bin)
         .args([
             "--duration",
-            "10",
+            "3",
             "--pods",
             "300",
             "--nodes",
@@ -66,7 +66,7 @@ fn quickstart_syncs_summarises_and_shuts_down_cleanly() {
 
 #[test]
 fn quickstart_prints_progress_per_listed_page() {
-    let out = run_simulated(&["--duration", "10", "--pods", "120", "--churn", "0"]);
+    let out = run_simulated(&["--duration", "3", "--pods", "120", "--churn", "0"]);
     // Without a terminal each listed page is a line (a page reported at the very moment of the
     // sync may be printed after the bar's last update, so only the nodes' page is certain here).
     assert!(
@@ -81,7 +81,7 @@ fn quickstart_prints_progress_per_listed_page() {
 
 #[test]
 fn quickstart_labels_summaries_with_consecutive_seconds_and_ends_with_a_final_summary() {
-    let out = run_simulated(&["--duration", "10", "--pods", "120", "--churn", "20"]);
+    let out = run_simulated(&["--duration", "3", "--pods", "120", "--churn", "20"]);
     let labels: Vec<String> = out
         .lines()
         .filter(|l| l.contains("running pods per node"))
