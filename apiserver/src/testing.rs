@@ -4,6 +4,7 @@ use std::net::SocketAddr;
 use std::ops::Deref;
 use std::time::Duration;
 
+use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
@@ -133,6 +134,14 @@ pub async fn serve(
     let router = server.router();
     let shutdown = stop.clone();
     let on_stop = server.clone();
+    // Every event goes out as soon as it is written, as Go's API server does (Go sets
+    // TCP_NODELAY on every connection): Nagle's algorithm would hold a small write back while an
+    // earlier one is unacknowledged.
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "could not set TCP_NODELAY");
+        }
+    });
     let result = axum::serve(listener, router)
         .with_graceful_shutdown(async move {
             shutdown.cancelled().await;

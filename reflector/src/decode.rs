@@ -104,7 +104,34 @@ pub(crate) struct ObjectDecoder {
     buffers: simd_json::Buffers,
 }
 
+/// The most bytes of input a thread's decoder keeps buffers for between calls: past it, they
+/// are freed after use rather than held by the thread.
+const KEPT_DECODER_BYTES: usize = 1024 * 1024;
+
+thread_local! {
+    /// Each thread's decoder: its buffers outlive a batch, so decoding a watch line allocates
+    /// only the object (fresh buffers per batch cost a large allocation each, and with glibc
+    /// every large allocation also consolidates the thread's freed small chunks).
+    static LOCAL_DECODER: std::cell::RefCell<ObjectDecoder> =
+        std::cell::RefCell::new(ObjectDecoder::default());
+}
+
 impl ObjectDecoder {
+    /// Runs `f` with this thread's decoder.
+    pub(crate) fn with_local<R>(f: impl FnOnce(&mut ObjectDecoder) -> R) -> R {
+        LOCAL_DECODER.with(|cell| match cell.try_borrow_mut() {
+            Ok(mut decoder) => {
+                let out = f(&mut decoder);
+                if decoder.scratch.capacity() > KEPT_DECODER_BYTES {
+                    *decoder = ObjectDecoder::default();
+                }
+                out
+            }
+            // Only reached if `f` itself decodes again: that call gets fresh buffers.
+            Err(_) => f(&mut ObjectDecoder::default()),
+        })
+    }
+
     pub(crate) fn decode<K: DeserializeOwned>(
         &mut self,
         json: &[u8],
@@ -123,20 +150,21 @@ pub(crate) fn decode_items<K: DeserializeOwned>(
     ranges: &[Range<usize>],
     known: Option<&KnownLookup<K>>,
 ) -> Result<Vec<Arc<K>>, ListWatchError> {
-    let mut decoder = ObjectDecoder::default();
-    ranges
-        .iter()
-        .map(|r| {
-            let slice = body.get(r.clone()).unwrap_or_default();
-            if let Some(copy) = known.and_then(|known| known_copy(slice, known)) {
-                return Ok(copy);
-            }
-            decoder
-                .decode::<K>(slice)
-                .map(Arc::new)
-                .map_err(|e| decode_error("list item", &e))
-        })
-        .collect()
+    ObjectDecoder::with_local(|decoder| {
+        ranges
+            .iter()
+            .map(|r| {
+                let slice = body.get(r.clone()).unwrap_or_default();
+                if let Some(copy) = known.and_then(|known| known_copy(slice, known)) {
+                    return Ok(copy);
+                }
+                decoder
+                    .decode::<K>(slice)
+                    .map(Arc::new)
+                    .map_err(|e| decode_error("list item", &e))
+            })
+            .collect()
+    })
 }
 
 #[derive(Deserialize)]

@@ -570,20 +570,21 @@ fn decode_batch<K: DeserializeOwned>(
     expected_kind: Option<&str>,
 ) -> Vec<Result<WatchEvent<K>, ListWatchError>> {
     let mut out = Vec::with_capacity(lines.len());
-    let mut decoder = ObjectDecoder::default();
-    for line in lines {
-        match decode_event::<K>(line, expected_kind, &mut decoder) {
-            Ok(Decoded::Event(e)) => out.push(Ok(e)),
-            Ok(Decoded::Nothing) => {}
-            Ok(Decoded::WrongKind(reason)) => {
-                tracing::error!(reason = %reason, "watch event object of unexpected kind, skipped");
-            }
-            Err(e) => {
-                out.push(Err(e));
-                break;
+    ObjectDecoder::with_local(|decoder| {
+        for line in lines {
+            match decode_event::<K>(line, expected_kind, decoder) {
+                Ok(Decoded::Event(e)) => out.push(Ok(e)),
+                Ok(Decoded::Nothing) => {}
+                Ok(Decoded::WrongKind(reason)) => {
+                    tracing::error!(reason = %reason, "watch event object of unexpected kind, skipped");
+                }
+                Err(e) => {
+                    out.push(Err(e));
+                    break;
+                }
             }
         }
-    }
+    });
     out
 }
 
