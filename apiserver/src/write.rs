@@ -587,12 +587,7 @@ async fn delete_namespace_content(shared: &Shared, namespace: &str) -> Result<()
 /// DELETE of a collection: deletes every object passing the selectors; answers the list of
 /// deleted objects.
 pub(crate) async fn delete_collection(ctx: &RequestCtx<'_>) -> Result<Response, ApiError> {
-    let filter = Filter::parse(
-        ctx.def,
-        ctx.path.namespace,
-        ctx.query.get("labelSelector"),
-        ctx.query.get("fieldSelector"),
-    )?;
+    let filter = Filter::from_query(ctx.def, ctx.path.namespace, ctx.query)?;
     let prefix = match ctx.path.namespace {
         Some(ns) => format!("{}{ns}/", ctx.def.key_prefix()),
         None => ctx.def.key_prefix(),

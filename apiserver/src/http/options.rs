@@ -28,12 +28,7 @@ pub(super) fn request_filter(
     ctx: &RequestCtx<'_>,
     extra_name: Option<&str>,
 ) -> Result<Filter, ApiError> {
-    let mut filter = Filter::parse(
-        ctx.def,
-        ctx.path.namespace,
-        ctx.query.get("labelSelector"),
-        ctx.query.get("fieldSelector"),
-    )?;
+    let mut filter = Filter::from_query(ctx.def, ctx.path.namespace, ctx.query)?;
     if let Some(name) = extra_name {
         filter.fields.push(FieldRequirement {
             field: "metadata.name".into(),
