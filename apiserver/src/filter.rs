@@ -29,15 +29,17 @@ pub(crate) struct Filter {
 static EMPTY_LABELS: BTreeMap<String, String> = BTreeMap::new();
 
 impl Filter {
-    /// Parses the selectors of a request (`labelSelector`, `fieldSelector`); bad selectors,
-    /// including ones that are not UTF-8, are 400 BadRequest.
+    /// Parses the selectors of a request (`labelSelector`, `fieldSelector`); bad selectors are
+    /// 400 BadRequest. As on a real API server, a label selector that is not UTF-8 is bad (no
+    /// label value can hold such bytes), while a field selector's value is not checked: one
+    /// that is not UTF-8 only selects nothing (it is compared decoded lossily).
     pub(crate) fn from_query(
         def: &ResourceDef,
         namespace: Option<&str>,
         query: &Query,
     ) -> Result<Self, ApiError> {
         let label_selector = query.text("labelSelector")?;
-        let field_selector = query.text("fieldSelector")?;
+        let field_selector = query.get("fieldSelector");
         let label = parse_label_selector(label_selector.unwrap_or(""))
             .map_err(|e| ApiError::bad_request(format!("unable to parse requirement: {e}")))?;
         let fields = parse_field_selector(field_selector.unwrap_or(""))?;

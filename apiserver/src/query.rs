@@ -65,8 +65,8 @@ impl Query {
         self.params.iter().find(|p| p.key == key)
     }
 
-    /// A parameter that must be text, as a selector: 400 BadRequest when its value is not
-    /// UTF-8 once percent-decoded.
+    /// A parameter that must be text, as a label selector: 400 BadRequest when its value is
+    /// not UTF-8 once percent-decoded.
     pub(crate) fn text(&self, key: &str) -> Result<Option<&str>, ApiError> {
         match self.param(key) {
             Some(p) if !p.utf8 => Err(ApiError::bad_request(format!(
