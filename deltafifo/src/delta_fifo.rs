@@ -13,7 +13,7 @@ use kube_core::Resource;
 
 use crate::delta::{Delta, DeltaType, Deltas};
 use crate::keyed::Keyed;
-use crate::queue_core::{Policy, QueueCore, queue_impls};
+use crate::queue_core::{ItemKey, Policy, QueueCore, queue_impls};
 
 /// How a [`DeltaFifo`] is built (client-go's `DeltaFIFOOptions`).
 pub struct DeltaFifoOptions<K> {
@@ -83,7 +83,7 @@ impl<K> fmt::Debug for DeltaFifoOptions<K> {
 /// A queue of changes per key (client-go's `DeltaFIFO`).
 ///
 /// Each key holds its [`Deltas`] oldest first and keeps its place in the queue however many
-/// changes arrive for it; [`pop`](Queue::pop) hands out all of a key's deltas at once, in the
+/// changes arrive for it; [`pop`](crate::Queue::pop) hands out all of a key's deltas at once, in the
 /// order keys were first queued.
 ///
 /// - add, update, delete queue [`DeltaType::Added`], [`Updated`](DeltaType::Updated),
@@ -189,6 +189,12 @@ impl<K> DeltaPolicy<K> {
     }
 }
 
+impl<K> ItemKey<K> for Deltas<K> {
+    fn key(&self, key_func: &KeyFunc<K>) -> Result<String, StoreError> {
+        key_of_deltas(key_func, self)
+    }
+}
+
 impl<K> Policy for DeltaPolicy<K> {
     type Object = K;
     type Pending = Keyed<Deltas<K>>;
@@ -197,10 +203,6 @@ impl<K> Policy for DeltaPolicy<K> {
 
     fn key_func(&self) -> &KeyFunc<K> {
         &self.key_func
-    }
-
-    fn key_of_item(&self, deltas: &Deltas<K>) -> Result<String, StoreError> {
-        key_of_deltas(&self.key_func, deltas)
     }
 
     fn apply(

@@ -8,10 +8,10 @@ use kcache_store::{KeyFunc, ObjectKey, StoreError, TransactionType};
 use kube_core::Resource;
 
 use crate::keyed::Keyed;
-use crate::queue_core::{Policy, QueueCore, queue_impls};
+use crate::queue_core::{ItemKey, Policy, QueueCore, queue_impls};
 
 /// A FIFO queue of objects, one accumulator per key (client-go's `cache.FIFO`, as the seeds
-/// kept it, with [`add_if_not_present`](Queue::add_if_not_present) and requeue).
+/// kept it, with [`add_if_not_present`](crate::Queue::add_if_not_present) and requeue).
 ///
 /// - add/update store the newest object and keep the key's place in the queue;
 /// - delete removes the object, and pop then skips its key;
@@ -45,6 +45,12 @@ struct FifoPolicy<K> {
     key_func: KeyFunc<K>,
 }
 
+impl<K> ItemKey<K> for Arc<K> {
+    fn key(&self, key_func: &KeyFunc<K>) -> Result<String, StoreError> {
+        Ok(key_func(self)?)
+    }
+}
+
 impl<K> Policy for FifoPolicy<K> {
     type Object = K;
     type Pending = Keyed<Arc<K>>;
@@ -53,10 +59,6 @@ impl<K> Policy for FifoPolicy<K> {
 
     fn key_func(&self) -> &KeyFunc<K> {
         &self.key_func
-    }
-
-    fn key_of_item(&self, item: &Arc<K>) -> Result<String, StoreError> {
-        Ok((self.key_func)(item)?)
     }
 
     fn apply(

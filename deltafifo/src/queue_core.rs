@@ -52,22 +52,25 @@ pub(crate) trait Pending: Default {
     fn get_by_key(&self, key: &str) -> Option<Self::Item>;
 }
 
+/// An item whose key can be computed (what `add_if_not_present` queues).
+pub(crate) trait ItemKey<K> {
+    /// The item's key.
+    fn key(&self, key_func: &KeyFunc<K>) -> Result<String, StoreError>;
+}
+
 /// What a queue does with writes: everything that differs between the queues but how pending
 /// items are held.
 pub(crate) trait Policy {
     /// The objects written to the queue.
     type Object;
     /// How pending items are held.
-    type Pending: Pending;
+    type Pending: Pending<Item: ItemKey<Self::Object>>;
 
     /// The queue's name, for Debug and the slow-handler log.
     const NAME: &'static str;
 
     /// Computes an object's key.
     fn key_func(&self) -> &KeyFunc<Self::Object>;
-
-    /// The key of an item handed to `add_if_not_present`.
-    fn key_of_item(&self, item: &Item<Self>) -> Result<String, StoreError>;
 
     /// Queues an add, update or delete of `obj` under `key`.
     fn apply(
@@ -329,7 +332,7 @@ where
     }
 
     fn add_if_not_present(&self, item: Item<P>) -> Result<(), StoreError> {
-        let key: ObjectKey = self.policy.key_of_item(&item)?.into();
+        let key: ObjectKey = item.key(self.policy.key_func())?.into();
         self.write(|s| {
             s.population.touch();
             s.pending.insert_if_absent(key, item);

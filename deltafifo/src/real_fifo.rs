@@ -12,7 +12,7 @@ use kube_core::Resource;
 use smallvec::SmallVec;
 
 use crate::delta::{Delta, DeltaType, Deltas};
-use crate::delta_fifo::{key_of_deltas, object_delta, tombstone, transform};
+use crate::delta_fifo::{object_delta, tombstone, transform};
 use crate::error::{PopError, ProcessError};
 use crate::queue_core::{Pending, Policy, QueueCore, queue_impls};
 
@@ -347,10 +347,6 @@ impl<K> Policy for RealPolicy<K> {
 
     fn key_func(&self) -> &KeyFunc<K> {
         &self.key_func
-    }
-
-    fn key_of_item(&self, deltas: &Deltas<K>) -> Result<String, StoreError> {
-        key_of_deltas(&self.key_func, deltas)
     }
 
     fn apply(
