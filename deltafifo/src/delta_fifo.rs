@@ -212,25 +212,20 @@ impl<K> Policy for DeltaPolicy<K> {
         kind: TransactionType,
         obj: Arc<K>,
     ) -> Result<(), StoreError> {
-        let kind = match kind {
-            TransactionType::Added => DeltaType::Added,
-            TransactionType::Updated => DeltaType::Updated,
-            TransactionType::Deleted => {
-                let queued = pending.items.contains_key(&key);
-                let known = self
-                    .known_objects
-                    .as_ref()
-                    .is_some_and(|k| k.get_by_key(&key).is_some());
-                if !queued && !known {
-                    return Ok(());
-                }
-                DeltaType::Deleted
+        if kind == TransactionType::Deleted {
+            let queued = pending.items.contains_key(&key);
+            let known = self
+                .known_objects
+                .as_ref()
+                .is_some_and(|k| k.get_by_key(&key).is_some());
+            if !queued && !known {
+                return Ok(());
             }
-        };
+        }
         self.queue(
             pending,
             key,
-            object_delta(&self.transformer, kind, obj, true)?,
+            object_delta(&self.transformer, kind.into(), obj, true)?,
         );
         Ok(())
     }

@@ -356,12 +356,10 @@ impl<K> Policy for RealPolicy<K> {
         kind: TransactionType,
         obj: Arc<K>,
     ) -> Result<(), StoreError> {
-        let kind = match kind {
-            TransactionType::Added => DeltaType::Added,
-            TransactionType::Updated => DeltaType::Updated,
-            TransactionType::Deleted => DeltaType::Deleted,
-        };
-        pending.push(Some(key), object_delta(&self.transformer, kind, obj, true)?);
+        pending.push(
+            Some(key),
+            object_delta(&self.transformer, kind.into(), obj, true)?,
+        );
         Ok(())
     }
 
