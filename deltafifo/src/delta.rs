@@ -29,6 +29,17 @@ pub enum DeltaType {
     Bookmark,
 }
 
+impl From<kcache_store::TransactionType> for DeltaType {
+    /// The delta a store write queues: `Added`, `Updated` or `Deleted`.
+    fn from(kind: kcache_store::TransactionType) -> Self {
+        match kind {
+            kcache_store::TransactionType::Added => Self::Added,
+            kcache_store::TransactionType::Updated => Self::Updated,
+            kcache_store::TransactionType::Deleted => Self::Deleted,
+        }
+    }
+}
+
 /// One change queued for a consumer (client-go's `Delta`).
 ///
 /// Per-object changes carry the object as a [`MaybeTombstone`]: a plain `Arc<K>`, or for a

@@ -1,23 +1,19 @@
 //! [`DeltaFifo`]: the queue between a reflector and an informer, keeping every change per key.
 
-use std::collections::hash_map::Entry;
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::HashSet;
 use std::fmt;
-use std::future::Future;
 use std::sync::Arc;
 
 use ahash::RandomState;
 use kcache_store::{
-    DeletedFinalStateUnknown, KeyError, KeyFunc, KnownObjects, MaybeTombstone, ObjectKey, Store,
+    DeletedFinalStateUnknown, KeyError, KeyFunc, KnownObjects, MaybeTombstone, ObjectKey,
     StoreError, TransactionType, TransformFunc,
 };
 use kube_core::Resource;
-use parking_lot::Mutex;
-use tokio::sync::Notify;
 
 use crate::delta::{Delta, DeltaType, Deltas};
-use crate::error::{PopError, ProcessError, settle};
-use crate::queue::{Population, Queue, run_logged, run_transaction, wait_for};
+use crate::keyed::Keyed;
+use crate::queue_core::{ItemKey, Policy, QueueCore, queue_impls};
 
 /// How a [`DeltaFifo`] is built (client-go's `DeltaFIFOOptions`).
 pub struct DeltaFifoOptions<K> {
@@ -84,18 +80,10 @@ impl<K> fmt::Debug for DeltaFifoOptions<K> {
     }
 }
 
-struct DeltaState<K> {
-    items: HashMap<ObjectKey, Deltas<K>, RandomState>,
-    queue: VecDeque<ObjectKey>,
-    population: Population,
-    closed: bool,
-    resource_version: String,
-}
-
 /// A queue of changes per key (client-go's `DeltaFIFO`).
 ///
 /// Each key holds its [`Deltas`] oldest first and keeps its place in the queue however many
-/// changes arrive for it; [`pop`](Queue::pop) hands out all of a key's deltas at once, in the
+/// changes arrive for it; [`pop`](crate::Queue::pop) hands out all of a key's deltas at once, in the
 /// order keys were first queued.
 ///
 /// - add, update, delete queue [`DeltaType::Added`], [`Updated`](DeltaType::Updated),
@@ -123,30 +111,15 @@ struct DeltaState<K> {
 /// # }
 /// ```
 pub struct DeltaFifo<K> {
-    state: Mutex<DeltaState<K>>,
-    notify: Notify,
+    core: QueueCore<DeltaPolicy<K>>,
+}
+
+/// What [`DeltaFifo`] does with writes: append a delta to the key's deltas.
+struct DeltaPolicy<K> {
     key_func: KeyFunc<K>,
     known_objects: Option<Arc<dyn KnownObjects<K>>>,
     emit_delta_type_replaced: bool,
     transformer: Option<TransformFunc<K>>,
-}
-
-impl<K> fmt::Debug for DeltaFifo<K> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut d = f.debug_struct("DeltaFifo");
-        match self.state.try_lock() {
-            Some(s) => d
-                .field("queued", &s.queue.len())
-                .field("population", &s.population)
-                .field("closed", &s.closed),
-            // Printed from inside a process function: the lock is held.
-            None => d.field("state", &"<locked>"),
-        };
-        d.field("known_objects", &self.known_objects.is_some())
-            .field("emit_delta_type_replaced", &self.emit_delta_type_replaced)
-            .field("transformer", &self.transformer.is_some())
-            .finish()
-    }
 }
 
 /// The key of an object or a tombstone.
@@ -182,163 +155,87 @@ pub(crate) fn transform<K>(
     }
 }
 
-impl<K: Send + Sync> DeltaFifo<K> {
-    /// A delta FIFO with `options`.
-    pub fn new(options: DeltaFifoOptions<K>) -> Self {
-        Self {
-            state: Mutex::new(DeltaState {
-                items: HashMap::default(),
-                queue: VecDeque::new(),
-                population: Population::default(),
-                closed: false,
-                resource_version: String::new(),
-            }),
-            notify: Notify::new(),
-            key_func: options.key_func,
-            known_objects: options.known_objects,
-            emit_delta_type_replaced: options.emit_delta_type_replaced,
-            transformer: options.transformer,
-        }
-    }
+/// A delta of `obj`, transformed first when `run_transformer` says so.
+pub(crate) fn object_delta<K>(
+    transformer: &Option<TransformFunc<K>>,
+    kind: DeltaType,
+    obj: Arc<K>,
+    run_transformer: bool,
+) -> Result<Delta<K>, StoreError> {
+    let obj = if run_transformer {
+        transform(transformer, obj)?
+    } else {
+        obj
+    };
+    Ok(Delta::new(kind, obj))
+}
 
-    /// The key of an object or tombstone (a tombstone's own key).
-    pub fn key_of(&self, obj: &MaybeTombstone<K>) -> Result<String, StoreError> {
-        key_of_payload(&self.key_func, obj)
-    }
+/// The deletion of `key` whose final state is unknown: `obj` is the last state seen.
+pub(crate) fn tombstone<K>(key: &ObjectKey, obj: Arc<K>) -> Delta<K> {
+    let tombstone = DeletedFinalStateUnknown {
+        key: key.to_string(),
+        obj,
+    };
+    Delta::with_payload(DeltaType::Deleted, MaybeTombstone::Tombstone(tombstone))
+}
 
-    /// The key of popped deltas: the key of the newest delta's object.
-    pub fn key_of_deltas(&self, deltas: &Deltas<K>) -> Result<String, StoreError> {
-        key_of_deltas(&self.key_func, deltas)
-    }
-
-    /// The number of keys waiting to be popped.
-    pub fn len(&self) -> usize {
-        self.state.lock().queue.len()
-    }
-
-    /// Whether nothing is waiting.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Appends a delta to `key`'s deltas, queueing the key if it is new. `run_transformer` says
-    /// whether the transformer may run (never for tombstones nor for resync).
-    fn queue_locked(
-        &self,
-        s: &mut DeltaState<K>,
-        key: ObjectKey,
-        kind: DeltaType,
-        object: MaybeTombstone<K>,
-        run_transformer: bool,
-    ) -> Result<(), StoreError> {
-        let object = match object {
-            MaybeTombstone::Object(o) if run_transformer => {
-                MaybeTombstone::Object(transform(&self.transformer, o)?)
-            }
-            other => other,
-        };
-        let delta = Delta::with_payload(kind, object);
-        match s.items.entry(key) {
-            Entry::Occupied(mut queued) => {
-                let deltas = queued.get_mut();
-                deltas.push(delta);
-                deltas.dedup_last_two();
-            }
-            Entry::Vacant(slot) => {
-                s.queue.push_back(Arc::clone(slot.key()));
-                slot.insert(Deltas::one(delta));
-                self.notify.notify_one();
-            }
-        }
-        Ok(())
-    }
-
-    fn apply_locked(
-        &self,
-        s: &mut DeltaState<K>,
-        kind: TransactionType,
-        obj: Arc<K>,
-    ) -> Result<(), StoreError> {
-        let key: ObjectKey = (self.key_func)(&obj)?.into();
-        s.population.touch();
-        let kind = match kind {
-            TransactionType::Added => DeltaType::Added,
-            TransactionType::Updated => DeltaType::Updated,
-            TransactionType::Deleted => {
-                let queued = s.items.contains_key(&key);
-                let known = self
-                    .known_objects
-                    .as_ref()
-                    .is_some_and(|k| k.get_by_key(&key).is_some());
-                if !queued && !known {
-                    return Ok(());
-                }
-                DeltaType::Deleted
-            }
-        };
-        self.queue_locked(s, key, kind, MaybeTombstone::Object(obj), true)
-    }
-
-    fn apply(&self, kind: TransactionType, obj: Arc<K>) -> Result<(), StoreError> {
-        self.apply_locked(&mut self.state.lock(), kind, obj)
-    }
-
-    fn tombstone_locked(
-        &self,
-        s: &mut DeltaState<K>,
-        key: ObjectKey,
-        obj: Arc<K>,
-    ) -> Result<(), StoreError> {
-        let tombstone = DeletedFinalStateUnknown {
-            key: key.to_string(),
-            obj,
-        };
-        self.queue_locked(
-            s,
-            key,
-            DeltaType::Deleted,
-            MaybeTombstone::Tombstone(tombstone),
-            false,
-        )
+impl<K> DeltaPolicy<K> {
+    /// Appends `delta` to `key`'s deltas, queueing the key if it is new.
+    fn queue(&self, pending: &mut Keyed<Deltas<K>>, key: ObjectKey, delta: Delta<K>) {
+        pending.put(key, delta, Deltas::one, |deltas, delta| {
+            deltas.push(delta);
+            deltas.dedup_last_two();
+        });
     }
 }
 
-impl<K: Send + Sync> Store<K> for DeltaFifo<K> {
-    type Item = Deltas<K>;
+impl<K> ItemKey<K> for Deltas<K> {
+    fn key(&self, key_func: &KeyFunc<K>) -> Result<String, StoreError> {
+        key_of_deltas(key_func, self)
+    }
+}
 
-    fn add(&self, obj: Arc<K>) -> Result<(), StoreError> {
-        self.apply(TransactionType::Added, obj)
+impl<K> Policy for DeltaPolicy<K> {
+    type Object = K;
+    type Pending = Keyed<Deltas<K>>;
+
+    const NAME: &'static str = "DeltaFifo";
+
+    fn key_func(&self) -> &KeyFunc<K> {
+        &self.key_func
     }
 
-    fn update(&self, obj: Arc<K>) -> Result<(), StoreError> {
-        self.apply(TransactionType::Updated, obj)
+    fn apply(
+        &self,
+        pending: &mut Keyed<Deltas<K>>,
+        key: ObjectKey,
+        kind: TransactionType,
+        obj: Arc<K>,
+    ) -> Result<(), StoreError> {
+        if kind == TransactionType::Deleted {
+            let queued = pending.items.contains_key(&key);
+            let known = self
+                .known_objects
+                .as_ref()
+                .is_some_and(|k| k.get_by_key(&key).is_some());
+            if !queued && !known {
+                return Ok(());
+            }
+        }
+        self.queue(
+            pending,
+            key,
+            object_delta(&self.transformer, kind.into(), obj, true)?,
+        );
+        Ok(())
     }
 
-    fn delete(&self, obj: Arc<K>) -> Result<(), StoreError> {
-        self.apply(TransactionType::Deleted, obj)
-    }
-
-    fn list(&self) -> Vec<Deltas<K>> {
-        let s = self.state.lock();
-        s.queue
-            .iter()
-            .filter_map(|k| s.items.get(k).cloned())
-            .collect()
-    }
-
-    fn list_keys(&self) -> Vec<ObjectKey> {
-        self.state.lock().queue.iter().cloned().collect()
-    }
-
-    fn get(&self, obj: &K) -> Result<Option<Deltas<K>>, StoreError> {
-        Ok(self.get_by_key(&(self.key_func)(obj)?))
-    }
-
-    fn get_by_key(&self, key: &str) -> Option<Deltas<K>> {
-        self.state.lock().items.get(key).cloned()
-    }
-
-    fn replace(&self, items: Vec<Arc<K>>, resource_version: &str) -> Result<(), StoreError> {
+    fn replace(
+        &self,
+        pending: &mut Keyed<Deltas<K>>,
+        items: Vec<Arc<K>>,
+        _resource_version: &str,
+    ) -> Result<usize, StoreError> {
         let keyed = items
             .into_iter()
             .map(|obj| Ok(((self.key_func)(&obj)?.into(), obj)))
@@ -348,35 +245,38 @@ impl<K: Send + Sync> Store<K> for DeltaFifo<K> {
         } else {
             DeltaType::Sync
         };
-        let mut s = self.state.lock();
-        let s = &mut *s;
-        s.items.reserve(keyed.len());
-        s.queue.reserve(keyed.len());
+        pending.items.reserve(keyed.len());
+        pending.queue.reserve(keyed.len());
         let mut listed: HashSet<ObjectKey, RandomState> =
             HashSet::with_capacity_and_hasher(keyed.len(), RandomState::new());
         for (key, obj) in keyed {
             listed.insert(Arc::clone(&key));
             // Relisted objects are transformed, even when emitted as Sync.
-            self.queue_locked(s, key, action, MaybeTombstone::Object(obj), true)?;
+            let delta = object_delta(&self.transformer, action, obj, true)?;
+            self.queue(pending, key, delta);
         }
 
         // Queued keys missing from the list: a tombstone with the newest queued object.
         let mut deletions = 0;
-        let missing_queued: Vec<(ObjectKey, Arc<K>)> = s
+        let missing_queued: Vec<(ObjectKey, Arc<K>)> = pending
             .queue
             .iter()
             .filter(|k| !listed.contains(*k))
-            .filter_map(|k| Some((Arc::clone(k), Arc::clone(s.items.get(k)?.newest_object()?))))
+            .filter_map(|k| {
+                let newest = pending.items.get(k)?.newest_object()?;
+                Some((Arc::clone(k), Arc::clone(newest)))
+            })
             .collect();
         for (key, obj) in missing_queued {
             deletions += 1;
-            self.tombstone_locked(s, key, obj)?;
+            let delta = tombstone(&key, obj);
+            self.queue(pending, key, delta);
         }
 
         // Known keys missing from the list with nothing queued: a tombstone with the known object.
         if let Some(known) = &self.known_objects {
             for key in known.list_keys() {
-                if listed.contains(&key) || s.items.get(&key).is_some_and(|d| !d.is_empty()) {
+                if listed.contains(&key) || pending.items.get(&key).is_some_and(|d| !d.is_empty()) {
                     continue;
                 }
                 let Some(obj) = known.get_by_key(&key) else {
@@ -384,114 +284,62 @@ impl<K: Send + Sync> Store<K> for DeltaFifo<K> {
                     continue;
                 };
                 deletions += 1;
-                self.tombstone_locked(s, key, obj)?;
+                let delta = tombstone(&key, obj);
+                self.queue(pending, key, delta);
             }
         }
-
-        s.population.replaced(listed.len() + deletions);
-        resource_version.clone_into(&mut s.resource_version);
-        Ok(())
+        Ok(listed.len() + deletions)
     }
 
-    fn resync(&self) -> Result<(), StoreError> {
+    fn resync(&self, pending: &mut Keyed<Deltas<K>>) -> Result<(), StoreError> {
         let Some(known) = &self.known_objects else {
             return Ok(());
         };
-        let mut s = self.state.lock();
         for key in known.list_keys() {
             let Some(obj) = known.get_by_key(&key) else {
                 continue;
             };
             let key: ObjectKey = (self.key_func)(&obj)?.into();
-            if s.items.get(&key).is_some_and(|d| !d.is_empty()) {
+            if pending.items.get(&key).is_some_and(|d| !d.is_empty()) {
                 continue;
             }
-            self.queue_locked(
-                &mut s,
-                key,
-                DeltaType::Sync,
-                MaybeTombstone::Object(obj),
-                false,
-            )?;
+            let delta = object_delta(&self.transformer, DeltaType::Sync, obj, false)?;
+            self.queue(pending, key, delta);
         }
         Ok(())
     }
 
-    fn last_store_sync_resource_version(&self) -> String {
-        self.state.lock().resource_version.clone()
+    fn list(pending: &Keyed<Deltas<K>>) -> Vec<Deltas<K>> {
+        pending
+            .queue
+            .iter()
+            .filter_map(|k| pending.items.get(k).cloned())
+            .collect()
     }
 
-    fn bookmark(&self, resource_version: &str) {
-        resource_version.clone_into(&mut self.state.lock().resource_version);
+    fn list_keys(pending: &Keyed<Deltas<K>>) -> Vec<ObjectKey> {
+        pending.queue.iter().cloned().collect()
     }
 
-    fn update_resource_version(&self, resource_version: &str) {
-        self.bookmark(resource_version);
-    }
-
-    fn transaction(&self, ops: Vec<kcache_store::Transaction<K>>) -> Result<(), StoreError> {
-        let mut s = self.state.lock();
-        run_transaction(ops, |kind, obj| self.apply_locked(&mut s, kind, obj))
+    fn debug_fields(&self, d: &mut fmt::DebugStruct<'_, '_>) {
+        d.field("known_objects", &self.known_objects.is_some())
+            .field("emit_delta_type_replaced", &self.emit_delta_type_replaced)
+            .field("transformer", &self.transformer.is_some());
     }
 }
 
-impl<K: Send + Sync> Queue<K> for DeltaFifo<K> {
-    fn pop<T, E, F>(&self, process: F) -> impl Future<Output = Result<T, PopError<E>>> + Send
-    where
-        F: FnOnce(&Deltas<K>, bool) -> Result<T, ProcessError<E>> + Send,
-        T: Send,
-        E: Send,
-    {
-        let mut process = Some(process);
-        wait_for(&self.notify, move || {
-            let mut s = self.state.lock();
-            loop {
-                let Some(key) = s.queue.pop_front() else {
-                    return s.closed.then_some(Err(PopError::Closed));
-                };
-                let in_initial_list = !s.population.has_synced();
-                s.population.popped(1);
-                let Some(deltas) = s.items.remove(&key) else {
-                    continue;
-                };
-                let process = process.take()?;
-                let depth = s.queue.len();
-                let outcome = run_logged("DeltaFifo", depth, || process(&deltas, in_initial_list));
-                let (result, requeue) = settle(outcome);
-                if requeue && !s.items.contains_key(&key) {
-                    s.items.insert(Arc::clone(&key), deltas);
-                    s.queue.push_back(key);
-                }
-                if !s.queue.is_empty() {
-                    self.notify.notify_one();
-                }
-                return Some(result);
-            }
-        })
-    }
-
-    fn add_if_not_present(&self, deltas: Deltas<K>) -> Result<(), StoreError> {
-        let key: ObjectKey = self.key_of_deltas(&deltas)?.into();
-        let mut s = self.state.lock();
-        s.population.touch();
-        if !s.items.contains_key(&key) {
-            s.items.insert(Arc::clone(&key), deltas);
-            s.queue.push_back(key);
-            self.notify.notify_one();
+impl<K: Send + Sync> DeltaFifo<K> {
+    /// A delta FIFO with `options`.
+    pub fn new(options: DeltaFifoOptions<K>) -> Self {
+        Self {
+            core: QueueCore::new(DeltaPolicy {
+                key_func: options.key_func,
+                known_objects: options.known_objects,
+                emit_delta_type_replaced: options.emit_delta_type_replaced,
+                transformer: options.transformer,
+            }),
         }
-        Ok(())
-    }
-
-    fn has_synced(&self) -> bool {
-        self.state.lock().population.has_synced()
-    }
-
-    fn close(&self) {
-        self.state.lock().closed = true;
-        self.notify.notify_waiters();
-    }
-
-    fn is_closed(&self) -> bool {
-        self.state.lock().closed
     }
 }
+
+queue_impls!(DeltaFifo, Deltas<K>, "keys waiting to be popped", deltas);

@@ -73,7 +73,9 @@ mod delta;
 mod delta_fifo;
 mod error;
 mod fifo;
+mod keyed;
 mod queue;
+mod queue_core;
 mod real_fifo;
 
 pub use delta::{Delta, DeltaType, Deltas};

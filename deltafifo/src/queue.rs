@@ -1,11 +1,8 @@
-//! The [`Queue`] trait and the wait loop shared by the queues.
+//! The [`Queue`] trait: a [`Store`] whose items can be popped.
 
 use std::future::Future;
 
-use std::sync::Arc;
-
-use kcache_store::{Store, StoreError, Transaction, TransactionError, TransactionType};
-use tokio::sync::Notify;
+use kcache_store::{Store, StoreError};
 
 use crate::error::{PopError, ProcessError};
 
@@ -42,99 +39,4 @@ pub trait Queue<K>: Store<K> {
 
     /// Whether [`close`](Queue::close) was called.
     fn is_closed(&self) -> bool;
-}
-
-/// Runs `attempt` until it yields a value, waiting on `notify` in between. The waiter is
-/// registered before each attempt, so a notification sent between the attempt and the wait is
-/// never lost.
-pub(crate) async fn wait_for<R>(notify: &Notify, mut attempt: impl FnMut() -> Option<R>) -> R {
-    loop {
-        let notified = notify.notified();
-        tokio::pin!(notified);
-        notified.as_mut().enable();
-        if let Some(r) = attempt() {
-            return r;
-        }
-        notified.await;
-    }
-}
-
-/// The initial-population bookkeeping shared by the queues (client-go's `populated` and
-/// `initialPopulationCount`).
-#[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct Population {
-    populated: bool,
-    initial_count: usize,
-}
-
-impl Population {
-    /// An add, update or delete happened.
-    pub(crate) fn touch(&mut self) {
-        self.populated = true;
-    }
-
-    /// A replace queued `count` items; only the first population counts.
-    pub(crate) fn replaced(&mut self, count: usize) {
-        if !self.populated {
-            self.populated = true;
-            self.initial_count = count;
-        }
-    }
-
-    /// `n` items of the initial population were popped.
-    pub(crate) fn popped(&mut self, n: usize) {
-        self.initial_count = self.initial_count.saturating_sub(n);
-    }
-
-    /// Items of the initial population not yet popped.
-    pub(crate) fn remaining(&self) -> usize {
-        self.initial_count
-    }
-
-    pub(crate) fn has_synced(&self) -> bool {
-        self.populated && self.initial_count == 0
-    }
-}
-
-/// Applies `ops` in order with `apply`, collecting which succeeded (the body of the queues'
-/// [`Store::transaction`], run under their lock).
-pub(crate) fn run_transaction<K>(
-    ops: Vec<Transaction<K>>,
-    mut apply: impl FnMut(TransactionType, Arc<K>) -> Result<(), StoreError>,
-) -> Result<(), StoreError> {
-    let mut result = TransactionError {
-        successful: Vec::new(),
-        errors: Vec::new(),
-    };
-    for (i, op) in ops.into_iter().enumerate() {
-        match apply(op.kind, op.object) {
-            Ok(()) => result.successful.push(i),
-            Err(e) => result.errors.push((i, e)),
-        }
-    }
-    if result.errors.is_empty() {
-        Ok(())
-    } else {
-        Err(result.into())
-    }
-}
-
-/// Runs a process function; when the queue is deep (more than 10 items behind) and processing
-/// takes over 100 ms, logs that slow event handlers are blocking the queue (client-go's trace).
-pub(crate) fn run_logged<R>(queue: &'static str, depth: usize, process: impl FnOnce() -> R) -> R {
-    if depth <= 10 {
-        return process();
-    }
-    let start = std::time::Instant::now();
-    let result = process();
-    let elapsed = start.elapsed();
-    if elapsed > std::time::Duration::from_millis(100) {
-        tracing::info!(
-            queue,
-            depth,
-            elapsed_ms = elapsed.as_millis() as u64,
-            "slow event handlers blocking the queue"
-        );
-    }
-    result
 }

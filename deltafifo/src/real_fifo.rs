@@ -2,23 +2,19 @@
 
 use std::collections::{HashSet, VecDeque};
 use std::fmt;
-use std::future::Future;
 use std::sync::Arc;
 
 use ahash::RandomState;
 use kcache_store::{
-    DeletedFinalStateUnknown, KeyFunc, KnownObjects, MaybeTombstone, ObjectKey, Store, StoreError,
-    Transaction, TransactionType, TransformFunc,
+    KeyFunc, KnownObjects, MaybeTombstone, ObjectKey, StoreError, TransactionType, TransformFunc,
 };
 use kube_core::Resource;
-use parking_lot::Mutex;
 use smallvec::SmallVec;
-use tokio::sync::Notify;
 
 use crate::delta::{Delta, DeltaType, Deltas};
-use crate::delta_fifo::{key_of_deltas, key_of_payload, transform};
-use crate::error::{PopError, ProcessError, settle};
-use crate::queue::{Population, Queue, run_logged, run_transaction, wait_for};
+use crate::delta_fifo::{object_delta, tombstone, transform};
+use crate::error::{PopError, ProcessError};
+use crate::queue_core::{Pending, Policy, QueueCore, queue_impls};
 
 /// The default maximum number of deltas handed to one [`RealFifo::pop_batch`].
 pub const DEFAULT_BATCH_SIZE: usize = 1000;
@@ -114,11 +110,116 @@ struct Taken<K> {
     deltas: Deltas<K>,
 }
 
-struct RealState<K> {
-    items: VecDeque<Entry<K>>,
-    population: Population,
-    closed: bool,
-    resource_version: String,
+/// The queued deltas in arrival order.
+struct Arrivals<K>(VecDeque<Entry<K>>);
+
+impl<K> Default for Arrivals<K> {
+    fn default() -> Self {
+        Self(VecDeque::new())
+    }
+}
+
+impl<K> Arrivals<K> {
+    fn push(&mut self, key: Option<ObjectKey>, delta: Delta<K>) {
+        self.0.push_back(Entry { key, delta });
+    }
+
+    /// The keys with a delta queued.
+    fn queued_keys(&self) -> HashSet<ObjectKey, RandomState> {
+        self.0.iter().filter_map(|e| e.key.clone()).collect()
+    }
+
+    /// How many of the next deltas to hand out: up to `limit` of distinct keys, never crossing
+    /// the end of the initial population, an atomic delta alone. At least one.
+    fn batch_len(&self, limit: usize, remaining_initial: usize) -> usize {
+        if limit <= 1 {
+            return 1;
+        }
+        let mut seen: HashSet<&ObjectKey, RandomState> = HashSet::default();
+        let mut n = 0;
+        for entry in self.0.iter().take(limit) {
+            if remaining_initial > 0 && n >= remaining_initial {
+                break;
+            }
+            if !batchable(entry.delta.kind()) {
+                break;
+            }
+            match &entry.key {
+                Some(key) if seen.insert(key) => n += 1,
+                _ => break,
+            }
+        }
+        n.max(1)
+    }
+}
+
+impl<K> Pending for Arrivals<K> {
+    type Item = Deltas<K>;
+    type Taken = Taken<K>;
+
+    fn take(
+        &mut self,
+        limit: usize,
+        remaining_initial: usize,
+    ) -> Option<(Option<Taken<K>>, usize)> {
+        if self.0.is_empty() {
+            return None;
+        }
+        let n = self.batch_len(limit, remaining_initial).min(self.0.len());
+        let mut taken = Taken {
+            keys: SmallVec::new(),
+            deltas: Deltas::empty(),
+        };
+        for entry in self.0.drain(..n) {
+            taken.keys.push(entry.key);
+            taken.deltas.push(entry.delta);
+        }
+        Some((Some(taken), n))
+    }
+
+    fn item(taken: &Taken<K>) -> &Deltas<K> {
+        &taken.deltas
+    }
+
+    /// Puts popped deltas back at the front, except those whose key has a newer delta queued.
+    fn requeue(&mut self, taken: Taken<K>) {
+        let queued = self.queued_keys();
+        let entries: Vec<Entry<K>> = taken
+            .keys
+            .into_iter()
+            .zip(taken.deltas)
+            .map(|(key, delta)| Entry { key, delta })
+            .collect();
+        for entry in entries.into_iter().rev() {
+            if entry.key.as_ref().is_some_and(|k| queued.contains(k)) {
+                continue;
+            }
+            self.0.push_front(entry);
+        }
+    }
+
+    fn insert_if_absent(&mut self, key: ObjectKey, deltas: Deltas<K>) {
+        if self.0.iter().any(|e| e.key.as_ref() == Some(&key)) {
+            return;
+        }
+        for delta in deltas {
+            self.push(Some(Arc::clone(&key)), delta);
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    fn get_by_key(&self, key: &str) -> Option<Deltas<K>> {
+        let deltas: Deltas<K> = self
+            .0
+            .iter()
+            .filter(|e| e.key.as_deref() == Some(key))
+            .map(|e| e.delta.clone())
+            .collect();
+        (!deltas.is_empty()).then_some(deltas)
+    }
 }
 
 /// The in-order queue (client-go's `RealFIFO`, the default of "in-order informers"): every
@@ -127,8 +228,11 @@ struct RealState<K> {
 ///
 /// Replace queues a tombstone deletion for each queued or known key missing from the list, then a
 /// [`DeltaType::Replaced`] for each listed object. In [atomic mode](RealFifoOptions::atomic_events)
-/// replace and resync are one delta each. [`pop_batch`](RealFifo::pop_batch) hands out several
-/// deltas of distinct keys at once.
+/// replace and resync are one delta each and a bookmark queues a [`Delta::Bookmark`].
+/// [`pop`](crate::Queue::pop) hands out the oldest delta alone (as one-element [`Deltas`]);
+/// [`pop_batch`](RealFifo::pop_batch) hands out several deltas of distinct keys at once.
+/// [`list`](kcache_store::Store::list) groups the queued deltas by key, keys in order of first
+/// appearance (atomic deltas are not listed).
 ///
 /// ```
 /// # use std::sync::Arc;
@@ -149,30 +253,16 @@ struct RealState<K> {
 /// # }
 /// ```
 pub struct RealFifo<K> {
-    state: Mutex<RealState<K>>,
-    notify: Notify,
+    core: QueueCore<RealPolicy<K>>,
+}
+
+/// What [`RealFifo`] does with writes: queue every event as its own delta.
+struct RealPolicy<K> {
     key_func: KeyFunc<K>,
     known_objects: Option<Arc<dyn KnownObjects<K>>>,
     transformer: Option<TransformFunc<K>>,
     atomic_events: bool,
     batch_size: usize,
-}
-
-impl<K> fmt::Debug for RealFifo<K> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut d = f.debug_struct("RealFifo");
-        match self.state.try_lock() {
-            Some(s) => d
-                .field("queued", &s.items.len())
-                .field("population", &s.population)
-                .field("closed", &s.closed),
-            // Printed from inside a process function: the lock is held.
-            None => d.field("state", &"<locked>"),
-        };
-        d.field("atomic_events", &self.atomic_events)
-            .field("batch_size", &self.batch_size)
-            .finish_non_exhaustive()
-    }
 }
 
 fn batchable(kind: DeltaType) -> bool {
@@ -186,113 +276,19 @@ fn batchable(kind: DeltaType) -> bool {
     )
 }
 
-impl<K: Send + Sync> RealFifo<K> {
-    /// An in-order FIFO with `options`.
-    pub fn new(options: RealFifoOptions<K>) -> Self {
-        Self {
-            state: Mutex::new(RealState {
-                items: VecDeque::new(),
-                population: Population::default(),
-                closed: false,
-                resource_version: String::new(),
-            }),
-            notify: Notify::new(),
-            key_func: options.key_func,
-            known_objects: if options.atomic_events {
-                None
-            } else {
-                options.known_objects
-            },
-            transformer: options.transformer,
-            atomic_events: options.atomic_events,
-            batch_size: options.batch_size.max(1),
-        }
-    }
-
-    /// The key of an object or tombstone (a tombstone's own key).
-    pub fn key_of(&self, obj: &MaybeTombstone<K>) -> Result<String, StoreError> {
-        key_of_payload(&self.key_func, obj)
-    }
-
-    /// The key of popped deltas: the key of the newest delta's object. The atomic deltas have
-    /// no key.
-    pub fn key_of_deltas(&self, deltas: &Deltas<K>) -> Result<String, StoreError> {
-        key_of_deltas(&self.key_func, deltas)
-    }
-
-    /// The number of queued deltas.
-    pub fn len(&self) -> usize {
-        self.state.lock().items.len()
-    }
-
-    /// Whether nothing is queued.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Whether the queue runs in atomic mode.
-    pub fn is_atomic(&self) -> bool {
-        self.atomic_events
-    }
-
-    /// The maximum number of deltas in one batch.
-    pub fn batch_size(&self) -> usize {
-        self.batch_size
-    }
-
-    fn push_locked(&self, s: &mut RealState<K>, key: Option<ObjectKey>, delta: Delta<K>) {
-        s.items.push_back(Entry { key, delta });
-        self.notify.notify_one();
-    }
-
-    fn push_object_locked(
+impl<K> RealPolicy<K> {
+    /// Queues a relist: a tombstone for each queued or known key missing from the list, then a
+    /// `Replaced` for each listed object.
+    fn replace_keyed(
         &self,
-        s: &mut RealState<K>,
-        key: ObjectKey,
-        kind: DeltaType,
-        object: MaybeTombstone<K>,
-        run_transformer: bool,
-    ) -> Result<(), StoreError> {
-        let object = match object {
-            MaybeTombstone::Object(o) if run_transformer => {
-                MaybeTombstone::Object(transform(&self.transformer, o)?)
-            }
-            other => other,
-        };
-        self.push_locked(s, Some(key), Delta::with_payload(kind, object));
-        Ok(())
-    }
-
-    fn apply_locked(
-        &self,
-        s: &mut RealState<K>,
-        kind: TransactionType,
-        obj: Arc<K>,
-    ) -> Result<(), StoreError> {
-        let key: ObjectKey = (self.key_func)(&obj)?.into();
-        s.population.touch();
-        let kind = match kind {
-            TransactionType::Added => DeltaType::Added,
-            TransactionType::Updated => DeltaType::Updated,
-            TransactionType::Deleted => DeltaType::Deleted,
-        };
-        self.push_object_locked(s, key, kind, MaybeTombstone::Object(obj), true)
-    }
-
-    fn apply(&self, kind: TransactionType, obj: Arc<K>) -> Result<(), StoreError> {
-        self.apply_locked(&mut self.state.lock(), kind, obj)
-    }
-
-    fn replace_locked(
-        &self,
-        s: &mut RealState<K>,
+        pending: &mut Arrivals<K>,
         keyed: Vec<(ObjectKey, Arc<K>)>,
     ) -> Result<(), StoreError> {
         let listed: HashSet<&ObjectKey, RandomState> = keyed.iter().map(|(k, _)| k).collect();
         // The newest queued delta of each queued key, in order of first appearance.
         let mut last: ahash::HashMap<ObjectKey, usize> = ahash::HashMap::default();
         let mut order = Vec::new();
-        for (i, entry) in s.items.iter().enumerate() {
+        for (i, entry) in pending.0.iter().enumerate() {
             if let Some(key) = &entry.key
                 && last.insert(Arc::clone(key), i).is_none()
             {
@@ -304,7 +300,7 @@ impl<K: Send + Sync> RealFifo<K> {
             if listed.contains(key) {
                 continue;
             }
-            let Some(entry) = last.get(key).and_then(|&i| s.items.get(i)) else {
+            let Some(entry) = last.get(key).and_then(|&i| pending.0.get(i)) else {
                 continue;
             };
             if entry.delta.kind() == DeltaType::Deleted {
@@ -328,113 +324,166 @@ impl<K: Send + Sync> RealFifo<K> {
             }
         }
         drop(listed);
-        s.items.reserve(tombstones.len() + keyed.len());
+        pending.0.reserve(tombstones.len() + keyed.len());
         for (key, obj) in tombstones {
-            let tombstone = DeletedFinalStateUnknown {
-                key: key.to_string(),
-                obj,
-            };
-            self.push_locked(
-                s,
-                Some(key),
-                Delta::with_payload(DeltaType::Deleted, MaybeTombstone::Tombstone(tombstone)),
-            );
+            let delta = tombstone(&key, obj);
+            pending.push(Some(key), delta);
         }
         for (key, obj) in keyed {
-            self.push_object_locked(
-                s,
-                key,
-                DeltaType::Replaced,
-                MaybeTombstone::Object(obj),
-                true,
-            )?;
+            pending.push(
+                Some(key),
+                object_delta(&self.transformer, DeltaType::Replaced, obj, true)?,
+            );
+        }
+        Ok(())
+    }
+}
+
+impl<K> Policy for RealPolicy<K> {
+    type Object = K;
+    type Pending = Arrivals<K>;
+
+    const NAME: &'static str = "RealFifo";
+
+    fn key_func(&self) -> &KeyFunc<K> {
+        &self.key_func
+    }
+
+    fn apply(
+        &self,
+        pending: &mut Arrivals<K>,
+        key: ObjectKey,
+        kind: TransactionType,
+        obj: Arc<K>,
+    ) -> Result<(), StoreError> {
+        pending.push(
+            Some(key),
+            object_delta(&self.transformer, kind.into(), obj, true)?,
+        );
+        Ok(())
+    }
+
+    fn replace(
+        &self,
+        pending: &mut Arrivals<K>,
+        items: Vec<Arc<K>>,
+        resource_version: &str,
+    ) -> Result<usize, StoreError> {
+        if self.atomic_events {
+            let objects = items
+                .into_iter()
+                .map(|obj| transform(&self.transformer, obj))
+                .collect::<Result<Arc<[Arc<K>]>, StoreError>>()?;
+            let resource_version = resource_version.to_owned();
+            pending.push(
+                None,
+                Delta::ReplacedAll {
+                    resource_version,
+                    objects,
+                },
+            );
+        } else {
+            let keyed = items
+                .into_iter()
+                .map(|obj| Ok(((self.key_func)(&obj)?.into(), obj)))
+                .collect::<Result<Vec<(ObjectKey, Arc<K>)>, StoreError>>()?;
+            self.replace_keyed(pending, keyed)?;
+        }
+        Ok(pending.0.len())
+    }
+
+    fn resync(&self, pending: &mut Arrivals<K>) -> Result<(), StoreError> {
+        if self.atomic_events {
+            pending.push(None, Delta::SyncAll);
+            return Ok(());
+        }
+        let Some(known) = &self.known_objects else {
+            return Ok(());
+        };
+        let queued = pending.queued_keys();
+        for key in known.list_keys() {
+            if queued.contains(&key) {
+                continue;
+            }
+            let Some(obj) = known.get_by_key(&key) else {
+                continue;
+            };
+            pending.push(
+                Some(key),
+                object_delta(&self.transformer, DeltaType::Sync, obj, false)?,
+            );
         }
         Ok(())
     }
 
-    /// How many of the next deltas to hand out: one, or with `batch` up to the batch size of
-    /// distinct keys, never crossing the end of the initial population. At least one.
-    fn batch_len_locked(&self, s: &RealState<K>, batch: bool) -> usize {
-        if !batch {
-            return 1;
+    fn bookmark(&self, pending: &mut Arrivals<K>, resource_version: &str) {
+        if self.atomic_events {
+            let resource_version = resource_version.to_owned();
+            pending.push(None, Delta::Bookmark { resource_version });
         }
-        let remaining_initial = s.population.remaining();
+    }
+
+    /// The queued deltas grouped by key, keys in order of first appearance (atomic deltas are
+    /// not listed).
+    fn list(pending: &Arrivals<K>) -> Vec<Deltas<K>> {
+        let mut index: ahash::HashMap<&ObjectKey, usize> = ahash::HashMap::default();
+        let mut out: Vec<Deltas<K>> = Vec::new();
+        for entry in &pending.0 {
+            let Some(key) = &entry.key else { continue };
+            match index.get(key) {
+                Some(&i) => out[i].push(entry.delta.clone()),
+                None => {
+                    index.insert(key, out.len());
+                    out.push(Deltas::one(entry.delta.clone()));
+                }
+            }
+        }
+        out
+    }
+
+    fn list_keys(pending: &Arrivals<K>) -> Vec<ObjectKey> {
         let mut seen: HashSet<&ObjectKey, RandomState> = HashSet::default();
-        let mut n = 0;
-        for entry in s.items.iter().take(self.batch_size) {
-            if remaining_initial > 0 && n >= remaining_initial {
-                break;
-            }
-            if !batchable(entry.delta.kind()) {
-                break;
-            }
-            match &entry.key {
-                Some(key) if seen.insert(key) => n += 1,
-                _ => break,
-            }
-        }
-        n.max(1)
+        pending
+            .0
+            .iter()
+            .filter_map(|e| e.key.as_ref())
+            .filter(|k| seen.insert(k))
+            .cloned()
+            .collect()
     }
 
-    /// Puts popped deltas back at the front, except those whose key has a newer delta queued.
-    fn requeue_locked(&self, s: &mut RealState<K>, taken: Taken<K>) {
-        let queued: HashSet<ObjectKey, RandomState> =
-            s.items.iter().filter_map(|e| e.key.clone()).collect();
-        let entries: Vec<Entry<K>> = taken
-            .keys
-            .into_iter()
-            .zip(taken.deltas)
-            .map(|(key, delta)| Entry { key, delta })
-            .collect();
-        for entry in entries.into_iter().rev() {
-            if entry.key.as_ref().is_some_and(|k| queued.contains(k)) {
-                continue;
-            }
-            s.items.push_front(entry);
+    fn debug_fields(&self, d: &mut fmt::DebugStruct<'_, '_>) {
+        d.field("atomic_events", &self.atomic_events)
+            .field("batch_size", &self.batch_size);
+    }
+}
+
+impl<K: Send + Sync> RealFifo<K> {
+    /// An in-order FIFO with `options`.
+    pub fn new(options: RealFifoOptions<K>) -> Self {
+        Self {
+            core: QueueCore::new(RealPolicy {
+                key_func: options.key_func,
+                known_objects: if options.atomic_events {
+                    None
+                } else {
+                    options.known_objects
+                },
+                transformer: options.transformer,
+                atomic_events: options.atomic_events,
+                batch_size: options.batch_size.max(1),
+            }),
         }
     }
 
-    async fn pop_deltas<T, E>(
-        &self,
-        batch: bool,
-        process: impl FnOnce(&Deltas<K>, bool) -> Result<T, ProcessError<E>> + Send,
-    ) -> Result<T, PopError<E>>
-    where
-        T: Send,
-        E: Send,
-    {
-        let mut process = Some(process);
-        wait_for(&self.notify, move || {
-            let mut s = self.state.lock();
-            if s.items.is_empty() {
-                return s.closed.then_some(Err(PopError::Closed));
-            }
-            let in_initial_list = !s.population.has_synced();
-            let n = self.batch_len_locked(&s, batch).min(s.items.len());
-            let mut taken = Taken {
-                keys: SmallVec::new(),
-                deltas: Deltas::empty(),
-            };
-            for entry in s.items.drain(..n) {
-                taken.keys.push(entry.key);
-                taken.deltas.push(entry.delta);
-            }
-            let depth = s.items.len();
-            let process = process.take()?;
-            let outcome = run_logged("RealFifo", depth, || {
-                process(&taken.deltas, in_initial_list)
-            });
-            s.population.popped(n);
-            let (result, requeue) = settle(outcome);
-            if requeue {
-                self.requeue_locked(&mut s, taken);
-            }
-            if !s.items.is_empty() {
-                self.notify.notify_one();
-            }
-            Some(result)
-        })
-        .await
+    /// Whether the queue runs in atomic mode.
+    pub fn is_atomic(&self) -> bool {
+        self.core.policy().atomic_events
+    }
+
+    /// The maximum number of deltas in one batch.
+    pub fn batch_size(&self) -> usize {
+        self.core.policy().batch_size
     }
 
     /// Waits for deltas, then removes up to the batch size of them, of distinct keys and never
@@ -448,189 +497,12 @@ impl<K: Send + Sync> RealFifo<K> {
         T: Send,
         E: Send,
     {
-        self.pop_deltas(true, |deltas, in_initial_list| {
-            process(deltas, in_initial_list)
-        })
-        .await
+        self.core
+            .pop_up_to(self.batch_size(), |deltas: &Deltas<K>, in_initial_list| {
+                process(deltas, in_initial_list)
+            })
+            .await
     }
 }
 
-impl<K: Send + Sync> Store<K> for RealFifo<K> {
-    type Item = Deltas<K>;
-
-    fn add(&self, obj: Arc<K>) -> Result<(), StoreError> {
-        self.apply(TransactionType::Added, obj)
-    }
-
-    fn update(&self, obj: Arc<K>) -> Result<(), StoreError> {
-        self.apply(TransactionType::Updated, obj)
-    }
-
-    fn delete(&self, obj: Arc<K>) -> Result<(), StoreError> {
-        self.apply(TransactionType::Deleted, obj)
-    }
-
-    /// The queued deltas grouped by key, keys in order of first appearance (atomic deltas are
-    /// not listed).
-    fn list(&self) -> Vec<Deltas<K>> {
-        let s = self.state.lock();
-        let mut index: ahash::HashMap<&ObjectKey, usize> = ahash::HashMap::default();
-        let mut out: Vec<Deltas<K>> = Vec::new();
-        for entry in &s.items {
-            let Some(key) = &entry.key else { continue };
-            match index.get(key) {
-                Some(&i) => out[i].push(entry.delta.clone()),
-                None => {
-                    index.insert(key, out.len());
-                    out.push(Deltas::one(entry.delta.clone()));
-                }
-            }
-        }
-        out
-    }
-
-    fn list_keys(&self) -> Vec<ObjectKey> {
-        let s = self.state.lock();
-        let mut seen: HashSet<&ObjectKey, RandomState> = HashSet::default();
-        s.items
-            .iter()
-            .filter_map(|e| e.key.as_ref())
-            .filter(|k| seen.insert(k))
-            .cloned()
-            .collect()
-    }
-
-    fn get(&self, obj: &K) -> Result<Option<Deltas<K>>, StoreError> {
-        Ok(self.get_by_key(&(self.key_func)(obj)?))
-    }
-
-    fn get_by_key(&self, key: &str) -> Option<Deltas<K>> {
-        let s = self.state.lock();
-        let deltas: Deltas<K> = s
-            .items
-            .iter()
-            .filter(|e| e.key.as_deref() == Some(key))
-            .map(|e| e.delta.clone())
-            .collect();
-        (!deltas.is_empty()).then_some(deltas)
-    }
-
-    fn replace(&self, items: Vec<Arc<K>>, resource_version: &str) -> Result<(), StoreError> {
-        let mut s = self.state.lock();
-        if self.atomic_events {
-            let objects = items
-                .into_iter()
-                .map(|obj| transform(&self.transformer, obj))
-                .collect::<Result<Arc<[Arc<K>]>, StoreError>>()?;
-            let resource_version = resource_version.to_owned();
-            self.push_locked(
-                &mut s,
-                None,
-                Delta::ReplacedAll {
-                    resource_version,
-                    objects,
-                },
-            );
-        } else {
-            let keyed = items
-                .into_iter()
-                .map(|obj| Ok(((self.key_func)(&obj)?.into(), obj)))
-                .collect::<Result<Vec<(ObjectKey, Arc<K>)>, StoreError>>()?;
-            self.replace_locked(&mut s, keyed)?;
-        }
-        let queued = s.items.len();
-        s.population.replaced(queued);
-        resource_version.clone_into(&mut s.resource_version);
-        Ok(())
-    }
-
-    fn resync(&self) -> Result<(), StoreError> {
-        let mut s = self.state.lock();
-        if self.atomic_events {
-            self.push_locked(&mut s, None, Delta::SyncAll);
-            return Ok(());
-        }
-        let Some(known) = &self.known_objects else {
-            return Ok(());
-        };
-        let queued: HashSet<ObjectKey, RandomState> =
-            s.items.iter().filter_map(|e| e.key.clone()).collect();
-        for key in known.list_keys() {
-            if queued.contains(&key) {
-                continue;
-            }
-            let Some(obj) = known.get_by_key(&key) else {
-                continue;
-            };
-            self.push_object_locked(
-                &mut s,
-                key,
-                DeltaType::Sync,
-                MaybeTombstone::Object(obj),
-                false,
-            )?;
-        }
-        Ok(())
-    }
-
-    fn last_store_sync_resource_version(&self) -> String {
-        self.state.lock().resource_version.clone()
-    }
-
-    /// Records the resource version; in atomic mode also queues a [`Delta::Bookmark`].
-    fn bookmark(&self, resource_version: &str) {
-        let mut s = self.state.lock();
-        resource_version.clone_into(&mut s.resource_version);
-        if self.atomic_events {
-            let resource_version = resource_version.to_owned();
-            self.push_locked(&mut s, None, Delta::Bookmark { resource_version });
-        }
-    }
-
-    fn update_resource_version(&self, resource_version: &str) {
-        resource_version.clone_into(&mut self.state.lock().resource_version);
-    }
-
-    fn transaction(&self, ops: Vec<Transaction<K>>) -> Result<(), StoreError> {
-        let mut s = self.state.lock();
-        run_transaction(ops, |kind, obj| self.apply_locked(&mut s, kind, obj))
-    }
-}
-
-impl<K: Send + Sync> Queue<K> for RealFifo<K> {
-    /// Pops the oldest delta alone (as one-element [`Deltas`]).
-    fn pop<T, E, F>(&self, process: F) -> impl Future<Output = Result<T, PopError<E>>> + Send
-    where
-        F: FnOnce(&Deltas<K>, bool) -> Result<T, ProcessError<E>> + Send,
-        T: Send,
-        E: Send,
-    {
-        self.pop_deltas(false, process)
-    }
-
-    fn add_if_not_present(&self, deltas: Deltas<K>) -> Result<(), StoreError> {
-        let key: ObjectKey = self.key_of_deltas(&deltas)?.into();
-        let mut s = self.state.lock();
-        s.population.touch();
-        if s.items.iter().any(|e| e.key.as_ref() == Some(&key)) {
-            return Ok(());
-        }
-        for delta in deltas {
-            self.push_locked(&mut s, Some(Arc::clone(&key)), delta);
-        }
-        Ok(())
-    }
-
-    fn has_synced(&self) -> bool {
-        self.state.lock().population.has_synced()
-    }
-
-    fn close(&self) {
-        self.state.lock().closed = true;
-        self.notify.notify_waiters();
-    }
-
-    fn is_closed(&self) -> bool {
-        self.state.lock().closed
-    }
-}
+queue_impls!(RealFifo, Deltas<K>, "deltas queued", deltas);

@@ -10,19 +10,118 @@ use smallvec::{SmallVec, smallvec};
 use crate::error::{BoxError, KeyError};
 use crate::key::{KeyFunc, namespace_key};
 
-/// The values an object has in one index. Most objects have exactly one, kept inline.
+/// The values an object has in one index. Most objects have exactly one, kept inline: the
+/// one-value path never allocates beyond the value itself.
 ///
-/// Build it like a `Vec`: from a `Vec`, an array, an iterator or nothing.
+/// Build it from what you have — a `Vec`, an array, one value, an `Option`, an iterator or
+/// nothing — and read it as a slice of `String`s.
 ///
 /// ```
 /// use kcache_store::IndexValues;
 ///
-/// let one = IndexValues::from(vec!["prod".to_string()]);
-/// let two: IndexValues = ["a", "b"].iter().map(|s| s.to_string()).collect();
-/// let none = IndexValues::new();
-/// assert_eq!((one.len(), two.len(), none.len()), (1, 2, 0));
+/// let one = IndexValues::from("prod");
+/// let from_vec = IndexValues::from(vec!["a".to_string(), "b".to_string()]);
+/// let from_array = IndexValues::from(["a", "b"]);
+/// let maybe = IndexValues::from(None::<String>);
+/// let collected: IndexValues = ["x", "y", "z"].into_iter().collect();
+/// assert_eq!(one.as_slice(), ["prod"]);
+/// assert_eq!(from_vec, from_array);
+/// assert!(maybe.is_empty());
+/// assert_eq!(collected.len(), 3);
 /// ```
-pub type IndexValues = SmallVec<[String; 1]>;
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct IndexValues(SmallVec<[String; 1]>);
+
+impl IndexValues {
+    /// No values: the object is not in the index.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Exactly one value (kept inline, no allocation).
+    pub fn one(value: impl Into<String>) -> Self {
+        Self(smallvec![value.into()])
+    }
+
+    /// Appends a value.
+    pub fn push(&mut self, value: impl Into<String>) {
+        self.0.push(value.into());
+    }
+
+    /// The values as a slice.
+    pub fn as_slice(&self) -> &[String] {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for IndexValues {
+    type Target = [String];
+
+    fn deref(&self) -> &[String] {
+        &self.0
+    }
+}
+
+impl From<Vec<String>> for IndexValues {
+    fn from(values: Vec<String>) -> Self {
+        Self(SmallVec::from_vec(values))
+    }
+}
+
+impl From<String> for IndexValues {
+    fn from(value: String) -> Self {
+        Self::one(value)
+    }
+}
+
+impl From<&str> for IndexValues {
+    fn from(value: &str) -> Self {
+        Self::one(value)
+    }
+}
+
+impl From<Option<String>> for IndexValues {
+    /// One value for `Some`, none for `None`.
+    fn from(value: Option<String>) -> Self {
+        value.into_iter().collect()
+    }
+}
+
+impl<S: Into<String>, const N: usize> From<[S; N]> for IndexValues {
+    fn from(values: [S; N]) -> Self {
+        values.into_iter().collect()
+    }
+}
+
+impl<S: Into<String>> FromIterator<S> for IndexValues {
+    fn from_iter<I: IntoIterator<Item = S>>(values: I) -> Self {
+        Self(values.into_iter().map(Into::into).collect())
+    }
+}
+
+impl<S: Into<String>> Extend<S> for IndexValues {
+    fn extend<I: IntoIterator<Item = S>>(&mut self, values: I) {
+        self.0.extend(values.into_iter().map(Into::into));
+    }
+}
+
+impl IntoIterator for IndexValues {
+    type Item = String;
+    type IntoIter = smallvec::IntoIter<[String; 1]>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a IndexValues {
+    type Item = &'a String;
+    type IntoIter = std::slice::Iter<'a, String>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
 
 /// A function computing an object's values for one index.
 pub type IndexFunc<K> = Arc<dyn Fn(&K) -> Result<IndexValues, BoxError> + Send + Sync>;
@@ -35,7 +134,11 @@ pub const NAMESPACE_INDEX: &str = "namespace";
 
 /// Indexes objects by `metadata.namespace` (cluster-scoped objects get the empty value).
 pub fn namespace_index_func<K: Resource + 'static>() -> IndexFunc<K> {
-    Arc::new(|obj: &K| Ok(smallvec![obj.meta().namespace.clone().unwrap_or_default()]))
+    Arc::new(|obj: &K| {
+        Ok(IndexValues::one(
+            obj.meta().namespace.clone().unwrap_or_default(),
+        ))
+    })
 }
 
 /// Indexes objects by the value of one label; objects without it are not indexed.
@@ -133,7 +236,7 @@ pub fn index_func_to_key_func<K: 'static>(index_func: IndexFunc<K>) -> KeyFunc<K
     Arc::new(move |obj: &K| {
         let mut values = index_func(obj).map_err(|e| KeyError::IndexFunc(e.to_string()))?;
         match values.len() {
-            1 => Ok(values.swap_remove(0)),
+            1 => Ok(values.0.swap_remove(0)),
             n => Err(KeyError::NotExactlyOneValue(n)),
         }
     })

@@ -561,12 +561,25 @@ impl<T: Eq + Hash + Clone + Send + Sync + 'static> WorkQueue<T> {
     }
 
     /// Tells the rate limiter that `item` succeeded: its backoff starts over.
-    pub fn forget(&self, item: &T) {
-        self.inner.rate_limiter.forget(item);
+    ///
+    /// Takes the item or any borrowed form of it (`&str` for a `WorkQueue<String>`); a borrowed
+    /// form is turned into an item with `to_owned` for the rate limiter.
+    pub fn forget<Q>(&self, item: &Q)
+    where
+        T: Borrow<Q>,
+        Q: Hash + Eq + ToOwned<Owned = T> + ?Sized,
+    {
+        self.inner.rate_limiter.forget(&item.to_owned());
     }
 
     /// How many times `item` was rate-limited since it was last forgotten.
-    pub fn num_requeues(&self, item: &T) -> usize {
-        self.inner.rate_limiter.num_requeues(item)
+    ///
+    /// Takes the item or any borrowed form of it, like [`forget`](Self::forget).
+    pub fn num_requeues<Q>(&self, item: &Q) -> usize
+    where
+        T: Borrow<Q>,
+        Q: Hash + Eq + ToOwned<Owned = T> + ?Sized,
+    {
+        self.inner.rate_limiter.num_requeues(&item.to_owned())
     }
 }

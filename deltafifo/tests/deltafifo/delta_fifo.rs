@@ -493,3 +493,18 @@ async fn debug_output_inside_a_process_function_does_not_deadlock() {
     assert!(inside.contains("<locked>"));
     assert!(format!("{q:?}").contains("queued: 0"));
 }
+
+#[test]
+fn a_store_write_kind_becomes_the_delta_type_it_queues() {
+    use kcache_deltafifo::DeltaType;
+    use kcache_store::TransactionType;
+    assert_eq!(DeltaType::from(TransactionType::Added), DeltaType::Added);
+    assert_eq!(
+        DeltaType::from(TransactionType::Updated),
+        DeltaType::Updated
+    );
+    assert_eq!(
+        DeltaType::from(TransactionType::Deleted),
+        DeltaType::Deleted
+    );
+}

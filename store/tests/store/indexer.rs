@@ -11,7 +11,6 @@ use kcache_store::{
     owner_index_func, owner_index_value, owner_uid_index_func,
 };
 use kube_core::ObjectMeta;
-use smallvec::SmallVec;
 
 use crate::pod;
 
@@ -373,7 +372,7 @@ fn owner_and_label_index_helpers() {
     let uid = p.metadata.owner_references.as_ref().unwrap()[0].uid.clone();
     assert_eq!(s.by_index("owner", &uid).unwrap().len(), 1);
     assert_eq!(s.by_index("app", "app-0").unwrap().len(), 1);
-    let none: SmallVec<[String; 1]> = kcache_store::label_index_func::<Pod>("missing")(&p).unwrap();
+    let none: IndexValues = kcache_store::label_index_func::<Pod>("missing")(&p).unwrap();
     assert!(none.is_empty());
 }
 
@@ -423,4 +422,31 @@ fn owner_index_is_namespaced_so_same_named_owners_stay_apart() {
 fn index_values_build_from_a_vec() {
     let values: IndexValues = vec!["x".to_string(), "y".to_string()].into();
     assert_eq!(values.as_slice(), ["x", "y"]);
+}
+
+#[test]
+fn index_values_build_from_one_value_an_option_an_array_or_an_iterator() {
+    assert_eq!(IndexValues::from("x").as_slice(), ["x"]);
+    assert_eq!(IndexValues::from("x".to_string()), IndexValues::one("x"));
+    assert_eq!(IndexValues::from(Some("x".to_string())).as_slice(), ["x"]);
+    assert!(IndexValues::from(None::<String>).is_empty());
+    assert_eq!(IndexValues::from(["x", "y"]).as_slice(), ["x", "y"]);
+    let mut collected: IndexValues = ["x"].into_iter().collect();
+    collected.push("y");
+    collected.extend(["z"]);
+    assert_eq!(collected.as_slice(), ["x", "y", "z"]);
+    assert_eq!(collected.into_iter().collect::<Vec<_>>(), ["x", "y", "z"]);
+}
+
+#[test]
+fn an_index_function_returning_a_vec_indexes_every_value() {
+    let s = Indexer::<Pod>::with_namespace_index();
+    s.add_index(
+        "letters",
+        Arc::new(|_: &Pod| Ok(IndexValues::from(vec!["a".to_string(), "b".to_string()]))),
+    )
+    .unwrap();
+    s.add(Arc::new(kcache_store::testing::pod(0, 10))).unwrap();
+    assert_eq!(s.by_index("letters", "a").unwrap().len(), 1);
+    assert_eq!(s.by_index("letters", "b").unwrap().len(), 1);
 }

@@ -7,7 +7,6 @@ use kcache_store::{
     deletion_handling_meta_namespace_key, index_func_to_key_func, label_index_func,
     meta_namespace_key, split_meta_namespace_key,
 };
-use smallvec::smallvec;
 
 use crate::pod;
 
@@ -74,7 +73,7 @@ fn index_func_becomes_key_func_only_with_exactly_one_value() {
         Err(KeyError::NotExactlyOneValue(0))
     );
     let two = index_func_to_key_func(Arc::new(|_: &k8s_openapi::api::core::v1::Pod| {
-        Ok::<IndexValues, kcache_store::BoxError>(smallvec!["a".into(), "b".into()])
+        Ok::<IndexValues, kcache_store::BoxError>(IndexValues::from(["a", "b"]))
     }));
     assert_eq!(
         two(&pod("ns", "a", "", &[])),

@@ -232,6 +232,18 @@ async fn add_rate_limited_waits_for_the_limiter_and_forget_resets_num_requeues()
     assert_eq!(q.num_requeues(&1), 0);
 }
 
+#[tokio::test]
+async fn a_string_queue_counts_and_forgets_requeues_by_str() {
+    let q = WorkQueue::<String>::new();
+    q.add_rate_limited("default/web".to_string());
+    q.add_rate_limited("default/web".to_string());
+    assert_eq!(q.num_requeues("default/web"), 2);
+    assert_eq!(q.num_requeues(&"default/web".to_string()), 2);
+    assert_eq!(q.num_requeues("default/db"), 0);
+    q.forget("default/web");
+    assert_eq!(q.num_requeues("default/web"), 0);
+}
+
 #[derive(Debug, Default)]
 struct Recorder(Mutex<Vec<String>>);
 
