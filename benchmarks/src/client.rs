@@ -16,7 +16,7 @@ use kcache_informer::ResourceEventHandlerFuncs;
 use kcache_store::{IndexFunc, Indexers};
 use kube_client::{Api, Client};
 use kube_core::ObjectList;
-use kube_core::params::ListParams;
+use kube_core::params::{ListParams, WatchParams};
 use kube_runtime::{reflector, watcher};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -26,7 +26,7 @@ use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 
 use crate::measure::{cpu_seconds, memory, reset_peak, unix_nanos};
-use crate::probe::{Probe, quantile};
+use crate::probe::{Probe, quantile, stamp_in_line};
 use crate::{BoxError, Role};
 
 /// Writes one protocol line to the parent.
@@ -68,8 +68,10 @@ pub(crate) async fn run(role: Role, url: &str, pods: usize) -> Result<(), BoxErr
     let probe = Arc::new(Probe::default());
     init_tracing(&probe);
     let client = kcache_apiserver::client_for(url, None, "default")?;
-    if role == Role::Decode {
-        return decode(client, pods).await;
+    match role {
+        Role::Decode => return decode(client, pods).await,
+        Role::Wire => return wire(client, probe).await,
+        _ => {}
     }
     let start = Instant::now();
     let cpu = cpu_seconds();
@@ -111,7 +113,7 @@ pub(crate) async fn run(role: Role, url: &str, pods: usize) -> Result<(), BoxErr
             reader.wait_until_ready().await?;
             Box::new(move || reader.len())
         }
-        Role::Decode => unreachable!("handled above"),
+        Role::Decode | Role::Wire => unreachable!("handled above"),
     };
     let synced = synced_figures(start, cpu, len());
     say(synced);
@@ -228,4 +230,44 @@ async fn decode(client: Client, pods: usize) -> Result<(), BoxError> {
         "peak_mib": m.peak,
     }));
     Ok(())
+}
+
+/// The floor of the write → handler latency: the server and the connection alone. Lists the pods
+/// (only counting them) for a resource version, then reads the raw watch lines from it, taking
+/// only the write stamp out of each; nothing is decoded or cached.
+async fn wire(client: Client, probe: Arc<Probe>) -> Result<(), BoxError> {
+    let (start, cpu) = (Instant::now(), cpu_seconds());
+    let (mut objects, mut resource_version, mut token) = (0, None, None);
+    loop {
+        let params = ListParams {
+            limit: Some(500),
+            continue_token: token.take(),
+            ..ListParams::default()
+        };
+        let request = kube_core::Request::new("/api/v1/pods").list(&params)?;
+        let page: ObjectList<serde::de::IgnoredAny> =
+            serde_json::from_str(&client.request_text(request).await?)?;
+        objects += page.items.len();
+        // Every page is read at the first page's resource version.
+        resource_version.get_or_insert(page.metadata.resource_version.unwrap_or_default());
+        token = page.metadata.continue_.filter(|t| !t.is_empty());
+        if token.is_none() {
+            break;
+        }
+    }
+    say(synced_figures(start, cpu, objects));
+    let request = kube_core::Request::new("/api/v1/pods").watch(
+        &WatchParams::default().timeout(3600),
+        &resource_version.unwrap_or_default(),
+    )?;
+    let mut lines = futures::AsyncBufReadExt::lines(client.request_stream(request).await?);
+    let seen = Arc::clone(&probe);
+    tokio::spawn(async move {
+        while let Some(Ok(line)) = lines.next().await {
+            if let Some(written) = stamp_in_line(&line) {
+                seen.observe_stamp(written);
+            }
+        }
+    });
+    serve(&probe, &|| objects).await
 }

@@ -84,14 +84,18 @@ enum Role {
     KubeRuntime,
     /// serde_json decoding the list pages on one thread.
     Decode,
+    /// The latency floor: the raw watch lines, only their write stamp read (server and
+    /// connection alone, no decoding, no cache).
+    Wire,
 }
 
 impl Role {
-    const ALL: [Role; 4] = [
+    const ALL: [Role; 5] = [
         Role::Kcache,
         Role::KcacheNoManagedFields,
         Role::KubeRuntime,
         Role::Decode,
+        Role::Wire,
     ];
 
     /// The command-line name.
@@ -101,6 +105,7 @@ impl Role {
             Role::KcacheNoManagedFields => "kcache-no-managed-fields",
             Role::KubeRuntime => "kube-runtime",
             Role::Decode => "decode",
+            Role::Wire => "wire",
         }
     }
 
@@ -111,6 +116,7 @@ impl Role {
             Role::KcacheNoManagedFields => "kcache + drop_managed_fields",
             Role::KubeRuntime => "kube-runtime watcher + reflector",
             Role::Decode => "limit: serde_json, one thread",
+            Role::Wire => "floor: raw watch lines, not decoded",
         }
     }
 }

@@ -48,19 +48,23 @@ impl Probe {
 
     /// Sees one object (an update the handler was given, or an applied object).
     pub(crate) fn observe(&self, pod: &Pod) {
-        let expect = self.expect.load(Ordering::Acquire);
-        if expect == 0 {
-            return;
-        }
-        let Some(written) = pod
+        if let Some(written) = pod
             .metadata
             .annotations
             .as_ref()
             .and_then(|a| a.get(WRITTEN_AT))
             .and_then(|v| v.parse::<u64>().ok())
-        else {
+        {
+            self.observe_stamp(written);
+        }
+    }
+
+    /// Sees one event by the write instant it carries (Unix nanoseconds).
+    pub(crate) fn observe_stamp(&self, written: u64) {
+        let expect = self.expect.load(Ordering::Acquire);
+        if expect == 0 {
             return;
-        };
+        }
         let now = unix_nanos();
         let n = self.seen.fetch_add(1, Ordering::AcqRel) + 1;
         if n == 1 {
@@ -95,6 +99,14 @@ impl Probe {
             latencies_ns: std::mem::take(&mut *self.latencies_ns.lock()),
         }
     }
+}
+
+/// The write instant stamped in a raw watch line, read without decoding the line.
+pub(crate) fn stamp_in_line(line: &str) -> Option<u64> {
+    let pattern = format!("\"{WRITTEN_AT}\":\"");
+    let from = line.find(&pattern)? + pattern.len();
+    let digits = line.get(from..)?.split('"').next()?;
+    digits.parse().ok()
 }
 
 /// The `q` quantile (0..=1) of `values`, sorted in place; 0 when empty.
