@@ -9,10 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use kcache_deltafifo::{Delta, DeltaType, PopError, ProcessError};
-use kcache_reflector::{
-    BackoffConfig, DEFAULT_MIN_WATCH_TIMEOUT, ListerWatcher, Reflector, ReflectorMetrics,
-    ShouldResync, WatchErrorHandler,
-};
+use kcache_reflector::{ListerWatcher, Reflector, ReflectorConfig};
 use kcache_store::{
     BoxError, DeletedFinalStateUnknown, Indexer, Indexers, KnownObjects, MaybeTombstone, Store,
     StoreError, TransformFunc,
@@ -39,46 +36,19 @@ pub struct ControllerConfig<K> {
     pub lister_watcher: Arc<dyn ListerWatcher<K>>,
     /// Applied to every batch of popped deltas.
     pub process: ProcessFunc<K>,
-    /// How often the reflector asks the queue to resync (zero: never).
-    pub full_resync_period: Duration,
-    /// Asked at each resync tick; resync only when it returns true.
-    pub should_resync: Option<ShouldResync>,
     /// Put deltas whose processing failed back into the queue (the seeds' `RetryOnError`).
     pub retry_on_error: bool,
-    /// Receives the error of each failed list-and-watch round (default: a warning log).
-    pub watch_error_handler: Option<WatchErrorHandler>,
-    /// The page size of lists (0: the reflector's default rules).
-    pub page_size: u32,
-    /// The minimum watch timeout.
-    pub min_watch_timeout: Duration,
-    /// Use the streaming watch-list instead of a paginated list.
-    pub use_watch_list: bool,
-    /// The name in logs (default: the object type's name).
-    pub name: String,
-    /// The transformer, for the reflector's temporary watch-list store.
-    pub transform: Option<TransformFunc<K>>,
-    /// Objects downstream (the indexer): a relisted object unchanged since it was stored reuses
-    /// the stored `Arc` (see the reflector's `reuse_unchanged`).
-    pub reuse_unchanged: Option<Arc<dyn KnownObjects<K>>>,
-    /// The reflector's backoff (default: client-go's).
-    pub backoff: BackoffConfig,
-    /// Where the reflector's metrics go (default: nowhere).
-    pub metrics: Option<Arc<dyn ReflectorMetrics>>,
+    /// The reflector's settings (its name is the controller's; its resync period is how often
+    /// the reflector asks the queue to resync).
+    pub reflector: ReflectorConfig,
 }
 
 impl<K> fmt::Debug for ControllerConfig<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ControllerConfig")
-            .field("name", &self.name)
             .field("queue", &self.queue)
-            .field("full_resync_period", &self.full_resync_period)
-            .field("should_resync", &self.should_resync.is_some())
             .field("retry_on_error", &self.retry_on_error)
-            .field("watch_error_handler", &self.watch_error_handler.is_some())
-            .field("page_size", &self.page_size)
-            .field("min_watch_timeout", &self.min_watch_timeout)
-            .field("use_watch_list", &self.use_watch_list)
-            .field("transform", &self.transform.is_some())
+            .field("reflector", &self.reflector)
             .finish_non_exhaustive()
     }
 }
@@ -90,8 +60,8 @@ pub(crate) fn type_name<K>() -> String {
 }
 
 impl<K> ControllerConfig<K> {
-    /// A configuration with client-go's defaults: no resync, no retry, default page size and
-    /// watch timeout, list + watch.
+    /// A configuration with client-go's defaults: no retry, the reflector's defaults (no resync,
+    /// default page size and watch timeout, list + watch).
     pub fn new(
         queue: InformerQueue<K>,
         lister_watcher: Arc<dyn ListerWatcher<K>>,
@@ -101,18 +71,8 @@ impl<K> ControllerConfig<K> {
             queue,
             lister_watcher,
             process,
-            full_resync_period: Duration::ZERO,
-            should_resync: None,
             retry_on_error: false,
-            watch_error_handler: None,
-            page_size: 0,
-            min_watch_timeout: DEFAULT_MIN_WATCH_TIMEOUT,
-            use_watch_list: false,
-            name: type_name::<K>(),
-            transform: None,
-            reuse_unchanged: None,
-            backoff: BackoffConfig::default(),
-            metrics: None,
+            reflector: ReflectorConfig::default(),
         }
     }
 }
@@ -152,32 +112,15 @@ impl<K: Send + Sync + 'static> Controller<K> {
 impl<K: Resource + Send + Sync + 'static> Controller<K> {
     /// A controller for `config`.
     pub fn new(config: ControllerConfig<K>) -> Self {
-        let mut builder = Reflector::builder(config.lister_watcher, Arc::new(config.queue.clone()))
-            .name(config.name.clone())
-            .page_size(config.page_size)
-            .min_watch_timeout(config.min_watch_timeout)
-            .resync_period(config.full_resync_period)
-            .use_watch_list(config.use_watch_list)
-            .backoff(config.backoff);
-        if let Some(f) = config.should_resync {
-            builder = builder.should_resync(move || f());
-        }
-        if let Some(h) = config.watch_error_handler {
-            builder = builder.watch_error_handler(move |e| h(e));
-        }
-        if let Some(t) = config.transform {
-            builder = builder.transform(t);
-        }
-        if let Some(known) = config.reuse_unchanged {
-            builder = builder.reuse_unchanged(known);
-        }
-        if let Some(metrics) = config.metrics {
-            builder = builder.metrics(metrics);
-        }
+        let reflector = Reflector::new(
+            config.lister_watcher,
+            Arc::new(config.queue.clone()),
+            config.reflector,
+        );
         Self {
-            name: config.name,
+            name: reflector.name().to_owned(),
             queue: config.queue,
-            reflector: Arc::new(builder.build()),
+            reflector: Arc::new(reflector),
             process: config.process,
             retry_on_error: config.retry_on_error,
             started: AtomicBool::new(false),
@@ -560,7 +503,7 @@ where
 {
     let indexer = Arc::new(Indexer::new(indexers));
     let known: Arc<dyn KnownObjects<K>> = indexer.clone();
-    let queue = InformerQueue::new(QueueMode::RealFifo, known, transform.clone());
+    let queue = InformerQueue::new(QueueMode::RealFifo, known, transform);
     let name: Arc<str> = type_name::<K>().into();
     let handler = CatchPanics { name, handler };
     let store = Arc::clone(&indexer);
@@ -568,7 +511,6 @@ where
         process_deltas(&handler, &store, deltas, initial).map_err(BoxError::from)
     });
     let mut config = ControllerConfig::new(queue, Arc::new(lister_watcher), process);
-    config.full_resync_period = resync_period;
-    config.transform = transform;
+    config.reflector = ReflectorConfig::default().resync_period(resync_period);
     (indexer, Controller::new(config))
 }

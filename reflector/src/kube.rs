@@ -9,7 +9,7 @@ use bytes::{Bytes, BytesMut};
 use futures::stream::FuturesOrdered;
 use futures::{FutureExt, Stream, StreamExt, TryStreamExt, stream};
 use http_body_util::BodyExt;
-use kcache_store::KnownObjects;
+use kcache_store::{KnownObjects, TransformFunc};
 use kube_client::client::Body;
 use kube_client::{Api, Client};
 use kube_core::{ApiResource, DynamicObject, PartialObjectMeta, Resource, Status};
@@ -19,7 +19,9 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio_util::task::AbortOnDropHandle;
 
-use crate::decode::{Decoded, KnownLookup, ListMeta, ObjectDecoder, decode_event, decode_items};
+use crate::decode::{
+    Decoded, KnownLookup, ListMeta, ObjectDecoder, decode_event, decode_items, transform_event,
+};
 use crate::list_scan::{ItemBatch, ListScanner};
 use crate::lister_watcher::{
     ListFuture, ListOptions, ListPage, ListWatchError, ListerWatcher, WatchEvent, WatchFuture,
@@ -101,6 +103,7 @@ pub struct KubeListerWatcher<K> {
     max_watch_line: usize,
     next_page: Arc<Mutex<Option<PageRead>>>,
     known: Mutex<Option<KnownLookup<K>>>,
+    transform: Option<TransformFunc<K>>,
     _object: PhantomData<fn() -> K>,
 }
 
@@ -115,6 +118,7 @@ impl<K> fmt::Debug for KubeListerWatcher<K> {
             .field("prefetch", &self.prefetch)
             .field("max_watch_line", &self.max_watch_line)
             .field("reuses_known_objects", &self.known.lock().is_some())
+            .field("transform", &self.transform.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -132,6 +136,7 @@ impl<K> Clone for KubeListerWatcher<K> {
             max_watch_line: self.max_watch_line,
             next_page: Arc::new(Mutex::new(None)),
             known: Mutex::new(self.known.lock().clone()),
+            transform: self.transform.clone(),
             _object: PhantomData,
         }
     }
@@ -196,6 +201,7 @@ impl<K> KubeListerWatcher<K> {
             max_watch_line: DEFAULT_MAX_WATCH_LINE_BYTES,
             next_page: Arc::new(Mutex::new(None)),
             known: Mutex::new(None),
+            transform: None,
             _object: PhantomData,
         }
     }
@@ -232,6 +238,18 @@ impl<K> KubeListerWatcher<K> {
     #[must_use]
     pub fn max_watch_line_bytes(mut self, limit: usize) -> Self {
         self.max_watch_line = limit;
+        self
+    }
+
+    /// A transform run on every decoded object (list items and watch events) as soon as its
+    /// batch is decoded, on the decoding thread: only the transformed object is ever held, from
+    /// the moment a list page or event exists (for example without `managedFields`). It must be
+    /// idempotent, since a relist may reuse objects that already went through it. A list item
+    /// it rejects fails the list ([`ListWatchError::Transform`]); a watch event it rejects is
+    /// logged and skipped.
+    #[must_use]
+    pub fn transform(mut self, transform: TransformFunc<K>) -> Self {
+        self.transform = Some(transform);
         self
     }
 
@@ -497,13 +515,19 @@ where
         let options = self.tweaked(&options);
         let mut parts = self.pager().take(&options);
         let known = self.known.lock().clone();
+        let transform = self.transform.clone();
         let mut decoded = stream::poll_fn(move |cx| parts.poll_recv(cx))
             .map(|part| {
-                let known = known.clone();
+                let (known, transform) = (known.clone(), transform.clone());
                 async move {
                     match part? {
                         ListPart::Items(batch) => tokio::task::spawn_blocking(move || {
-                            decode_items::<K>(&batch.body, &batch.items, known.as_ref())
+                            decode_items::<K>(
+                                &batch.body,
+                                &batch.items,
+                                known.as_ref(),
+                                transform.as_ref(),
+                            )
                         })
                         .await
                         .map_err(join_error)?
@@ -543,7 +567,10 @@ where
             true,
         )
         .await?;
-        let expected_kind: Option<Arc<str>> = self.expected_kind.as_deref().map(Arc::from);
+        let decoding = EventDecoding {
+            expected_kind: self.expected_kind.as_deref().map(Arc::from),
+            transform: self.transform.clone(),
+        };
         // Reading and decoding run on their own task, ahead of the caller, which applies the
         // events; the task ends (and the connection closes) when the stream is dropped.
         let parallelism = self.parallelism.max(2);
@@ -551,7 +578,7 @@ where
         let driver = AbortOnDropHandle::new(tokio::spawn(decode_watch::<K, _>(
             body.into_data_stream().map_err(map_error),
             Lines::new(self.max_watch_line),
-            expected_kind,
+            decoding,
             parallelism,
             events_tx,
         )));
@@ -564,16 +591,37 @@ where
     }
 }
 
-/// Decodes a batch of watch lines in order; wrong-kind objects are logged and skipped.
+/// What decoding a watch event needs besides the line: the kind to expect and the transform.
+struct EventDecoding<K> {
+    expected_kind: Option<Arc<str>>,
+    transform: Option<TransformFunc<K>>,
+}
+
+impl<K> Clone for EventDecoding<K> {
+    fn clone(&self) -> Self {
+        Self {
+            expected_kind: self.expected_kind.clone(),
+            transform: self.transform.clone(),
+        }
+    }
+}
+
+/// Decodes a batch of watch lines in order; wrong-kind objects, and objects the transform
+/// rejects, are logged and skipped.
 fn decode_batch<K: DeserializeOwned>(
     lines: &[Bytes],
-    expected_kind: Option<&str>,
+    decoding: &EventDecoding<K>,
 ) -> Vec<Result<WatchEvent<K>, ListWatchError>> {
     let mut out = Vec::with_capacity(lines.len());
     let mut decoder = ObjectDecoder::default();
     for line in lines {
-        match decode_event::<K>(line, expected_kind, &mut decoder) {
-            Ok(Decoded::Event(e)) => out.push(Ok(e)),
+        match decode_event::<K>(line, decoding.expected_kind.as_deref(), &mut decoder) {
+            Ok(Decoded::Event(e)) => match transform_event(e, decoding.transform.as_ref()) {
+                Ok(e) => out.push(Ok(e)),
+                Err(err) => {
+                    tracing::error!(error = %err, "transform failed, watch event skipped");
+                }
+            },
             Ok(Decoded::Nothing) => {}
             Ok(Decoded::WrongKind(reason)) => {
                 tracing::error!(reason = %reason, "watch event object of unexpected kind, skipped");
@@ -700,27 +748,27 @@ type EventBatch<K> = Vec<Result<WatchEvent<K>, ListWatchError>>;
 async fn decode_watch<K, S>(
     mut chunks: S,
     mut lines: Lines,
-    expected_kind: Option<Arc<str>>,
+    decoding: EventDecoding<K>,
     parallelism: usize,
     events: mpsc::Sender<EventBatch<K>>,
 ) where
     K: DeserializeOwned + Send + Sync + 'static,
     S: Stream<Item = Result<Bytes, ListWatchError>> + Unpin,
 {
-    let mut decoding = FuturesOrdered::new();
+    let mut in_flight = FuturesOrdered::new();
     let mut body_error = None;
     let mut body_open = true;
     loop {
-        while decoding.len() < parallelism
+        while in_flight.len() < parallelism
             && let Some(batch) = lines.take_batch()
         {
-            let expected_kind = expected_kind.clone();
-            decoding.push_back(tokio::task::spawn_blocking(move || {
-                decode_batch::<K>(&batch, expected_kind.as_deref())
+            let decoding_batch = decoding.clone();
+            in_flight.push_back(tokio::task::spawn_blocking(move || {
+                decode_batch::<K>(&batch, &decoding_batch)
             }));
         }
         tokio::select! {
-            Some(done) = decoding.next(), if !decoding.is_empty() => {
+            Some(done) = in_flight.next(), if !in_flight.is_empty() => {
                 let batch = done.unwrap_or_else(|e| vec![Err(join_error(e))]);
                 let failed = batch.iter().any(Result::is_err);
                 if events.send(batch).await.is_err() || failed {
@@ -759,9 +807,13 @@ pub(crate) fn decode_watch_body<K: DeserializeOwned>(
 ) -> usize {
     let mut lines = Lines::new(max_line);
     let mut events = 0;
+    let decoding = EventDecoding {
+        expected_kind: expected_kind.map(Arc::from),
+        transform: None,
+    };
     let mut decode = |lines: &mut Lines| {
         while let Some(batch) = lines.take_batch() {
-            for event in decode_batch::<K>(&batch, expected_kind) {
+            for event in decode_batch::<K>(&batch, &decoding) {
                 if event.is_err() {
                     return false;
                 }
