@@ -11,14 +11,17 @@ use kcache_reflector::{
 };
 use kube_core::Status;
 
+use crate::continue_token::ContinueToken;
 use crate::error::ApiError;
 use crate::object::Object;
 use crate::resource::ResourceDef;
+use crate::resource_version;
 use crate::storage::{EventType, ListRequest, Storage, StorageError, WatchItem};
 
 /// Lists and watches one resource directly in [`Storage`] (what the Cacher's reflector uses; in
 /// Kubernetes, the etcd3 store). List resource versions are read exactly ("" and "0": the
-/// current revision); `continue` tokens carry the revision of the first page.
+/// current revision); `continue` tokens are the API server's own, carrying the revision of the
+/// first page.
 pub struct StorageListerWatcher {
     storage: Arc<dyn Storage>,
     def: Arc<ResourceDef>,
@@ -71,14 +74,13 @@ fn lw_error(def: &ResourceDef, err: StorageError) -> ListWatchError {
     }
 }
 
+/// A list's or watch's resource version; "" and "0" mean the current revision (`None`).
 fn parse_rv(rv: Option<&str>) -> Result<Option<u64>, Box<ListWatchError>> {
-    match rv {
-        None | Some("") | Some("0") => Ok(None),
-        Some(s) => s.parse().map(Some).map_err(|_| {
-            Box::new(ListWatchError::Api(to_status(&ApiError::bad_request(
-                format!("invalid resource version {s:?}"),
-            ))))
-        }),
+    match resource_version::parse_optional(rv) {
+        Ok(rv) => Ok(rv.filter(|&rv| rv != 0)),
+        Err(e) => Err(Box::new(ListWatchError::Api(to_status(
+            &ApiError::bad_request(format!("invalid resource version: {e}")),
+        )))),
     }
 }
 
@@ -90,23 +92,16 @@ impl ListerWatcher<Object> for StorageListerWatcher {
             let mut revision = parse_rv(options.resource_version.as_deref()).map_err(|e| *e)?;
             let mut start_key = None;
             if let Some(token) = options.continue_token.as_deref() {
-                // Our own tokens: "{revision}/{key}".
-                let (rev, key) = token
-                    .split_once('/')
-                    .and_then(|(rev, key)| Some((rev.parse::<u64>().ok()?, key)))
-                    .ok_or_else(|| {
-                        ListWatchError::Api(to_status(&ApiError::bad_request(
-                            "continue key is not valid",
-                        )))
-                    })?;
-                revision = Some(rev);
-                start_key = Some(key.to_owned());
+                let token =
+                    ContinueToken::decode(token).map_err(|e| ListWatchError::Api(to_status(&e)))?;
+                revision = Some(token.revision);
+                start_key = Some(format!("{prefix}{}", token.start));
             }
             let request = ListRequest {
                 revision,
                 start_key,
                 limit: options.limit.map(|l| l as usize),
-                prefix,
+                prefix: prefix.clone(),
             };
             let result = self
                 .storage
@@ -116,9 +111,10 @@ impl ListerWatcher<Object> for StorageListerWatcher {
             Ok(ListPage {
                 items: result.items,
                 resource_version: result.revision.to_string(),
-                continue_token: result
-                    .last_key
-                    .map(|k| format!("{}/{k}\u{0}", result.revision)),
+                continue_token: result.last_key.map(|k| {
+                    let relative = k.strip_prefix(prefix.as_str()).unwrap_or(&k);
+                    ContinueToken::after(result.revision, relative).encode()
+                }),
                 remaining_item_count: None,
             })
         }

@@ -7,6 +7,7 @@ use kube_core::{Resource, Selector, SelectorExt};
 
 use crate::error::ApiError;
 use crate::object::Object;
+use crate::query::Query;
 use crate::resource::ResourceDef;
 
 /// One `field=value` or `field!=value` requirement.
@@ -28,13 +29,15 @@ pub(crate) struct Filter {
 static EMPTY_LABELS: BTreeMap<String, String> = BTreeMap::new();
 
 impl Filter {
-    /// Parses the selectors of a request; bad selectors are 400 BadRequest.
-    pub(crate) fn parse(
+    /// Parses the selectors of a request (`labelSelector`, `fieldSelector`); bad selectors,
+    /// including ones that are not UTF-8, are 400 BadRequest.
+    pub(crate) fn from_query(
         def: &ResourceDef,
         namespace: Option<&str>,
-        label_selector: Option<&str>,
-        field_selector: Option<&str>,
+        query: &Query,
     ) -> Result<Self, ApiError> {
+        let label_selector = query.text("labelSelector")?;
+        let field_selector = query.text("fieldSelector")?;
         let label = parse_label_selector(label_selector.unwrap_or(""))
             .map_err(|e| ApiError::bad_request(format!("unable to parse requirement: {e}")))?;
         let fields = parse_field_selector(field_selector.unwrap_or(""))?;

@@ -11,5 +11,5 @@ pub fn field_selector(selector: &str) -> Result<usize, ApiError> {
 /// Decodes a continue token as a list does; a bad one is a 400. Returns the token's revision.
 /// Must never panic.
 pub fn continue_token(token: &str) -> Result<u64, ApiError> {
-    crate::http::continue_revision(token)
+    crate::continue_token::ContinueToken::decode(token).map(|t| t.revision)
 }

@@ -42,6 +42,7 @@
 
 mod cache;
 mod cacher;
+mod continue_token;
 mod encode;
 mod error;
 mod filter;
@@ -56,6 +57,7 @@ mod patch;
 mod protobuf;
 mod query;
 mod resource;
+mod resource_version;
 mod scale;
 mod server;
 mod storage;

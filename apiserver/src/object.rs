@@ -277,8 +277,7 @@ impl Object {
         self.metadata
             .resource_version
             .as_deref()
-            .and_then(|rv| rv.parse().ok())
-            .unwrap_or(0)
+            .map_or(0, crate::resource_version::parse_or_zero)
     }
 
     /// Sets `metadata.resourceVersion` and re-encodes at once: the new encoding is the

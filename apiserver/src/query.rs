@@ -1,40 +1,39 @@
 //! Query-string parsing with the API server's rules.
 
+use std::borrow::Cow;
+
+use percent_encoding::percent_decode_str;
+
+use crate::error::ApiError;
+
 /// The decoded query parameters of a request.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Query {
-    params: Vec<(String, String)>,
+    params: Vec<Param>,
 }
 
-fn hex(b: u8) -> Option<u8> {
-    match b {
-        b'0'..=b'9' => Some(b - b'0'),
-        b'a'..=b'f' => Some(b - b'a' + 10),
-        b'A'..=b'F' => Some(b - b'A' + 10),
-        _ => None,
-    }
+#[derive(Debug, Clone)]
+struct Param {
+    key: String,
+    /// The decoded value (lossily, when the bytes are not UTF-8).
+    value: String,
+    /// Whether the decoded bytes were UTF-8.
+    utf8: bool,
 }
 
-/// Decodes a form-encoded component (`+` is a space, `%XX` a byte).
-fn decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < bytes.len() => match (hex(bytes[i + 1]), hex(bytes[i + 2])) {
-                (Some(h), Some(l)) => {
-                    out.push(h * 16 + l);
-                    i += 2;
-                }
-                _ => out.push(b'%'),
-            },
-            b => out.push(b),
-        }
-        i += 1;
+/// Decodes a form-encoded component (`+` is a space, `%XX` a byte); also tells whether the
+/// decoded bytes were UTF-8.
+fn decode(s: &str) -> (String, bool) {
+    let spaced = if s.contains('+') {
+        Cow::Owned(s.replace('+', " "))
+    } else {
+        Cow::Borrowed(s)
+    };
+    let bytes = percent_decode_str(&spaced);
+    match bytes.clone().decode_utf8() {
+        Ok(text) => (text.into_owned(), true),
+        Err(_) => (bytes.decode_utf8_lossy().into_owned(), false),
     }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 impl Query {
@@ -44,9 +43,14 @@ impl Query {
             .unwrap_or("")
             .split('&')
             .filter(|p| !p.is_empty())
-            .map(|p| match p.split_once('=') {
-                Some((k, v)) => (decode(k), decode(v)),
-                None => (decode(p), String::new()),
+            .map(|p| {
+                let (key, value) = p.split_once('=').unwrap_or((p, ""));
+                let (value, utf8) = decode(value);
+                Param {
+                    key: decode(key).0,
+                    value,
+                    utf8,
+                }
             })
             .collect();
         Self { params }
@@ -54,10 +58,22 @@ impl Query {
 
     /// The first value of `key`.
     pub(crate) fn get(&self, key: &str) -> Option<&str> {
-        self.params
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
+        self.param(key).map(|p| p.value.as_str())
+    }
+
+    fn param(&self, key: &str) -> Option<&Param> {
+        self.params.iter().find(|p| p.key == key)
+    }
+
+    /// A parameter that must be text, as a selector: 400 BadRequest when its value is not
+    /// UTF-8 once percent-decoded.
+    pub(crate) fn text(&self, key: &str) -> Result<Option<&str>, ApiError> {
+        match self.param(key) {
+            Some(p) if !p.utf8 => Err(ApiError::bad_request(format!(
+                "invalid {key}: not valid UTF-8 once percent-decoded"
+            ))),
+            p => Ok(p.map(|p| p.value.as_str())),
+        }
     }
 
     /// A boolean parameter: absent, `0` or `false` (any case) are false; anything else is true.
@@ -94,5 +110,25 @@ mod tests {
         assert!(q.flag("c"));
         assert!(!q.flag("missing"));
         assert_eq!(q.get("labelSelector"), Some("app=web,tier in (a)"));
+    }
+
+    #[test]
+    fn percent_escapes_and_plus_signs_decode_and_bad_escapes_stay_as_they_are() {
+        let q = Query::parse(Some("a=%41%2b+b&b=100%&c=%zz%4&d%3D=x"));
+        assert_eq!(q.get("a"), Some("A+ b"));
+        assert_eq!(q.get("b"), Some("100%"));
+        assert_eq!(q.get("c"), Some("%zz%4"));
+        assert_eq!(q.get("d="), Some("x"));
+    }
+
+    #[test]
+    fn a_text_parameter_that_is_not_utf8_once_decoded_is_400() {
+        let q = Query::parse(Some(
+            "fieldSelector=metadata.name%3D%FF%FE&labelSelector=a%3Db",
+        ));
+        let err = q.text("fieldSelector").unwrap_err();
+        assert_eq!((err.code, err.reason.as_str()), (400, "BadRequest"));
+        assert_eq!(q.text("labelSelector").unwrap(), Some("a=b"));
+        assert_eq!(q.text("missing").unwrap(), None);
     }
 }

@@ -17,6 +17,7 @@ use crate::http::RequestCtx;
 use crate::object::Object;
 use crate::patch::{PatchKind, apply_patch};
 use crate::resource::ResourceDef;
+use crate::resource_version;
 use crate::server::Shared;
 use crate::storage::{ListRequest, Preconditions, StorageError, UpdateFn};
 use crate::validation;
@@ -149,7 +150,7 @@ fn prepare_create(
         && meta
             .resource_version
             .as_deref()
-            .and_then(|rv| rv.parse::<u64>().ok())
+            .and_then(|rv| resource_version::parse(rv).ok())
             .is_some_and(|rv| rv != 0)
     {
         return Err(ApiError::unconverted(
@@ -358,7 +359,7 @@ pub(crate) async fn update(
         .as_deref()
         .filter(|rv| !rv.is_empty())
     {
-        Some(rv) => Some(rv.parse::<u64>().map_err(|_| {
+        Some(rv) => Some(resource_version::parse(rv).map_err(|_| {
             invalid(
                 ctx.def,
                 name,
@@ -452,7 +453,7 @@ pub(crate) async fn patch(
                 .meta()
                 .resource_version
                 .as_deref()
-                .and_then(|rv| rv.parse::<u64>().ok());
+                .and_then(|rv| resource_version::parse(rv).ok());
             if rv != Some(cur.resource_version_u64()) {
                 return Err(conflict_stale(&def, &owned_name));
             }
@@ -471,7 +472,7 @@ fn preconditions(ctx: &RequestCtx<'_>) -> Result<Preconditions, ApiError> {
     validation::delete_options(v.get("propagationPolicy").and_then(Value::as_str))?;
     let pre = &v["preconditions"];
     let resource_version = match pre.get("resourceVersion").and_then(Value::as_str) {
-        Some(rv) => Some(rv.parse().map_err(|_| {
+        Some(rv) => Some(resource_version::parse(rv).map_err(|_| {
             ApiError::bad_request(format!("invalid precondition resourceVersion {rv:?}"))
         })?),
         None => None,
@@ -586,12 +587,7 @@ async fn delete_namespace_content(shared: &Shared, namespace: &str) -> Result<()
 /// DELETE of a collection: deletes every object passing the selectors; answers the list of
 /// deleted objects.
 pub(crate) async fn delete_collection(ctx: &RequestCtx<'_>) -> Result<Response, ApiError> {
-    let filter = Filter::parse(
-        ctx.def,
-        ctx.path.namespace,
-        ctx.query.get("labelSelector"),
-        ctx.query.get("fieldSelector"),
-    )?;
+    let filter = Filter::from_query(ctx.def, ctx.path.namespace, ctx.query)?;
     let prefix = match ctx.path.namespace {
         Some(ns) => format!("{}{ns}/", ctx.def.key_prefix()),
         None => ctx.def.key_prefix(),

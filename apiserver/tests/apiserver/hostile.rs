@@ -89,9 +89,12 @@ async fn bad_selectors_tokens_and_parameters_are_4xx_statuses_and_change_nothing
     ] {
         queries.push(format!("fieldSelector={}", encoded(selector.as_bytes())));
     }
-    // Not UTF-8 once decoded: not a label value. (In a field selector's value it is only a
-    // value nothing has, as on a real server: 200 and no items.)
+    // Not UTF-8 once decoded: not a selector.
     queries.push(format!("labelSelector={}", encoded(b"a=\xff\xfe")));
+    queries.push(format!(
+        "fieldSelector={}",
+        encoded(b"metadata.name=\xff\xfe")
+    ));
     for t in [
         "not base64!".to_owned(),
         token(&json!("just a string")),
@@ -117,6 +120,26 @@ async fn bad_selectors_tokens_and_parameters_are_4xx_statuses_and_change_nothing
     for query in &queries {
         let (code, body) = get(&c, &format!("{CMS}?{query}")).await;
         assert_rejected(query, code, &body);
+    }
+    assert_eq!(stored(&c).await, before);
+}
+
+#[tokio::test]
+async fn a_field_selector_not_utf8_once_decoded_is_400_on_list_watch_and_delete_collection() {
+    let (_server, c, before) = one_config_map().await;
+    let selector = encoded(b"metadata.name=\xff\xfe");
+    for (method, query) in [
+        ("GET", format!("fieldSelector={selector}")),
+        ("GET", format!("watch=1&fieldSelector={selector}")),
+        ("DELETE", format!("fieldSelector={selector}")),
+    ] {
+        let (code, status) = request(&c, method, &format!("{CMS}?{query}"), None).await;
+        assert_eq!(code, 400, "{method} {query}: {status}");
+        assert_eq!(status["reason"], "BadRequest", "{status}");
+        assert_eq!(
+            status["message"],
+            "invalid fieldSelector: not valid UTF-8 once percent-decoded"
+        );
     }
     assert_eq!(stored(&c).await, before);
 }

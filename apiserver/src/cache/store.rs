@@ -1,0 +1,154 @@
+//! The reflector-facing side: the [`Store`] a kcache-reflector writes the resource's list and
+//! watch events into; each write updates the state and appends to the ring buffer.
+
+use std::sync::{Arc, OnceLock};
+
+use kcache_store::{ObjectKey, Store, StoreError, Transaction, TransactionType};
+use tokio::time::Instant;
+
+use super::dispatch::Dispatch;
+use super::event::CacheEvent;
+use super::ring::evict_oldest;
+use super::{CacheState, WatchCache, key_of};
+use crate::object::Object;
+use crate::resource_version;
+use crate::storage::EventType;
+
+impl WatchCache {
+    fn apply(&self, obj: Arc<Object>, deleted: bool) -> Result<(), StoreError> {
+        let key = key_of(&obj);
+        let rv = obj.resource_version_u64();
+        let mut state = self.state.write();
+        let previous = state.store.get_by_key(&key);
+        let event_type = match (deleted, previous.is_some()) {
+            (true, _) => {
+                state.store.delete_by_key(&key);
+                EventType::Deleted
+            }
+            (false, had) => {
+                state.store.add(Arc::clone(&obj))?;
+                if had {
+                    EventType::Modified
+                } else {
+                    EventType::Added
+                }
+            }
+        };
+        if deleted && previous.is_none() {
+            // Nothing to tell watchers about an object the cache never had.
+            self.advance(&mut state, rv);
+            return Ok(());
+        }
+        let event = Arc::new(CacheEvent {
+            rv,
+            event_type,
+            object: obj,
+            previous,
+            frames: Default::default(),
+            stamped_previous: OnceLock::new(),
+            recorded: Instant::now(),
+        });
+        self.resize_ring(&mut state, event.recorded);
+        if state.ring.len() >= state.capacity {
+            evict_oldest(&mut state);
+        }
+        state.ring.push_back(Arc::clone(&event));
+        let _ = self.dispatch.send(Dispatch::Event(event));
+        self.advance(&mut state, rv);
+        Ok(())
+    }
+
+    fn advance(&self, state: &mut CacheState, rv: u64) {
+        if rv > state.rv {
+            state.rv = rv;
+            self.rv.send_replace(rv);
+        }
+    }
+
+    fn set_rv_and_progress(&self, rv: u64) {
+        let mut state = self.state.write();
+        self.advance(&mut state, rv);
+        let _ = self.dispatch.send(Dispatch::Progress(rv));
+    }
+}
+
+impl Store<Object> for WatchCache {
+    type Item = Arc<Object>;
+
+    fn add(&self, obj: Arc<Object>) -> Result<(), StoreError> {
+        self.apply(obj, false)
+    }
+
+    fn update(&self, obj: Arc<Object>) -> Result<(), StoreError> {
+        self.apply(obj, false)
+    }
+
+    fn delete(&self, obj: Arc<Object>) -> Result<(), StoreError> {
+        self.apply(obj, true)
+    }
+
+    fn list(&self) -> Vec<Arc<Object>> {
+        self.state.read().store.list()
+    }
+
+    fn list_keys(&self) -> Vec<ObjectKey> {
+        Store::list_keys(&self.state.read().store)
+    }
+
+    fn get(&self, obj: &Object) -> Result<Option<Arc<Object>>, StoreError> {
+        Store::get(&self.state.read().store, obj)
+    }
+
+    fn get_by_key(&self, key: &str) -> Option<Arc<Object>> {
+        Store::get_by_key(&self.state.read().store, key)
+    }
+
+    fn replace(&self, items: Vec<Arc<Object>>, resource_version: &str) -> Result<(), StoreError> {
+        let rv = resource_version::parse_or_zero(resource_version);
+        let was_ready = {
+            let mut state = self.state.write();
+            state.store.replace(items, resource_version)?;
+            state.ring.clear();
+            state.window_start = rv;
+            let was_ready = state.ready;
+            state.ready = true;
+            state.rv = rv;
+            self.rv.send_replace(rv);
+            let _ = self.dispatch.send(Dispatch::Progress(rv));
+            was_ready
+        };
+        if was_ready {
+            // A relist: watchers may have missed events; they must start again.
+            self.terminate_all_watchers();
+        }
+        Ok(())
+    }
+
+    fn resync(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    fn last_store_sync_resource_version(&self) -> String {
+        self.state.read().rv.to_string()
+    }
+
+    fn bookmark(&self, resource_version: &str) {
+        self.set_rv_and_progress(resource_version::parse_or_zero(resource_version));
+    }
+
+    fn update_resource_version(&self, resource_version: &str) {
+        self.set_rv_and_progress(resource_version::parse_or_zero(resource_version));
+    }
+
+    fn transaction(&self, ops: Vec<Transaction<Object>>) -> Result<(), StoreError> {
+        for op in ops {
+            match op.kind {
+                TransactionType::Added | TransactionType::Updated => {
+                    self.apply(op.object, false)?
+                }
+                TransactionType::Deleted => self.apply(op.object, true)?,
+            }
+        }
+        Ok(())
+    }
+}

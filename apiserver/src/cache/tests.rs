@@ -1,0 +1,158 @@
+//! The watch cache's behaviour under a paused clock.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use kcache_store::Store;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::watchers::WatchHandle;
+use super::*;
+use crate::error::ApiError;
+use crate::filter::Filter;
+use crate::resource::builtin_resources;
+
+fn cm(name: &str, rv: u64) -> Arc<Object> {
+    let json = format!(
+        r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"{name}","namespace":"default","resourceVersion":"{rv}"}}}}"#
+    );
+    Arc::new(Object::from_json(json.as_bytes()).unwrap())
+}
+
+fn cache(config: CacheConfig) -> Arc<WatchCache> {
+    let def = builtin_resources()
+        .into_iter()
+        .find(|d| d.api.plural == "configmaps")
+        .unwrap();
+    let cache = Arc::new(WatchCache::new(Arc::new(def), config));
+    tokio::spawn(Arc::clone(&cache).run_dispatcher(CancellationToken::new()));
+    cache.replace(Vec::new(), "1").unwrap();
+    cache
+}
+
+fn watch_after(cache: &WatchCache, rv: u64) -> Result<WatchHandle, ApiError> {
+    cache.watch(WatchRequest {
+        start: WatchStart::After(rv),
+        filter: Filter::default(),
+        bookmarks: false,
+        deadline: Instant::now() + Duration::from_secs(3600),
+    })
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stuck_watcher_is_cut_off_and_the_others_keep_flowing() {
+    let cache = cache(CacheConfig {
+        watcher_buffer: 2,
+        ..CacheConfig::default()
+    });
+    let mut stuck = watch_after(&cache, 1).unwrap();
+    let mut fast = watch_after(&cache, 1).unwrap();
+    let reader = tokio::spawn(async move {
+        let mut seen = 0;
+        while seen < 20 {
+            match fast.rx.recv().await {
+                Some(Msg::Event(..)) => seen += 1,
+                Some(_) => {}
+                None => break,
+            }
+        }
+        seen
+    });
+    for i in 0..20 {
+        cache.add(cm(&format!("cm-{i}"), i + 2)).unwrap();
+        tokio::task::yield_now().await;
+    }
+    assert_eq!(
+        reader.await.unwrap(),
+        20,
+        "the fast watcher saw every event"
+    );
+    let mut buffered = 0;
+    while stuck.rx.recv().await.is_some() {
+        buffered += 1;
+    }
+    assert!(
+        buffered < 20,
+        "the stuck watcher's stream ended after its buffer"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_watch_older_than_the_window_is_too_old_and_a_relist_empties_the_window() {
+    let cache = cache(CacheConfig {
+        capacity: 3,
+        ..CacheConfig::default()
+    });
+    for i in 0..5 {
+        cache.add(cm(&format!("cm-{i}"), i + 2)).unwrap();
+    }
+    // Events 4, 5 and 6 are buffered: watches from 3 on are served, older ones are too old.
+    assert_eq!(watch_after(&cache, 3).unwrap().initial.len(), 3);
+    let err = watch_after(&cache, 2).unwrap_err();
+    assert_eq!((err.code, err.reason.as_str()), (410, "Expired"));
+    assert_eq!(err.message, "too old resource version: 2 (3)");
+    let mut open = watch_after(&cache, 6).unwrap();
+    cache.replace(vec![cm("only", 10)], "10").unwrap();
+    assert!(
+        open.rx.recv().await.is_none(),
+        "a relist ends every watcher"
+    );
+    assert!(watch_after(&cache, 6).is_err());
+    assert!(watch_after(&cache, 10).unwrap().initial.is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn dynamic_capacity_grows_while_events_are_fresh_and_shrinks_when_they_age() {
+    let cache = cache(CacheConfig {
+        capacity: 4,
+        max_capacity: Some(16),
+        ..CacheConfig::default()
+    });
+    let window = |cache: &WatchCache| cache.state.read().ring.len();
+    // RVs 2..=21 within a second: 4 → 8 → 16 events kept, then the oldest go.
+    for i in 0..20 {
+        cache.add(cm(&format!("cm-{i}"), i + 2)).unwrap();
+    }
+    assert_eq!(window(&cache), 16);
+    assert_eq!(watch_after(&cache, 5).unwrap().initial.len(), 16);
+    assert!(watch_after(&cache, 4).is_err());
+    // 76 s later the full ring's recent quarter is stale: it halves, and the next halves again.
+    tokio::time::advance(Duration::from_secs(76)).await;
+    cache.add(cm("late-1", 22)).unwrap();
+    assert_eq!(window(&cache), 8);
+    cache.add(cm("late-2", 23)).unwrap();
+    assert_eq!(
+        window(&cache),
+        4,
+        "halved to the minimum, full, the oldest gone"
+    );
+    assert_eq!(watch_after(&cache, 19).unwrap().initial.len(), 4);
+    let err = watch_after(&cache, 18).unwrap_err();
+    assert_eq!(err.code, 410);
+}
+
+#[tokio::test(start_paused = true)]
+async fn bookmarks_carry_the_latest_dispatched_resource_version() {
+    let config = CacheConfig {
+        bookmark_interval: Duration::from_secs(60),
+        ..CacheConfig::default()
+    };
+    let cache = cache(config);
+    let mut w = cache
+        .watch(WatchRequest {
+            start: WatchStart::After(1),
+            filter: Filter::default(),
+            bookmarks: true,
+            deadline: Instant::now() + Duration::from_secs(3600),
+        })
+        .unwrap();
+    cache.add(cm("a", 2)).unwrap();
+    cache.bookmark("7");
+    assert!(matches!(
+        w.rx.recv().await,
+        Some(Msg::Event(WatchKind::Added, _))
+    ));
+    tokio::time::advance(Duration::from_secs(61)).await;
+    assert!(matches!(w.rx.recv().await, Some(Msg::Bookmark(7))));
+}

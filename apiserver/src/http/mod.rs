@@ -1,0 +1,164 @@
+//! The HTTP API: routing, reads (get, list, watch), discovery, and the entry of writes.
+//!
+//! - route.rs: what a path addresses;
+//! - context.rs: [`RequestCtx`], what a handler knows of its request;
+//! - response.rs: JSON, `Status` and streamed responses;
+//! - options.rs: the query options of reads and their validation;
+//! - get.rs, list.rs, watch.rs: the reads;
+//! - discovery.rs: version, groups, resource lists and OpenAPI documents.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::response::Response;
+use bytes::Bytes;
+use http::{HeaderMap, Method, header};
+
+use crate::encode::Format;
+use crate::error::ApiError;
+use crate::query::Query;
+use crate::server::Shared;
+
+mod context;
+mod discovery;
+mod get;
+mod list;
+mod options;
+mod response;
+mod route;
+mod watch;
+
+pub(crate) use context::RequestCtx;
+pub(crate) use discovery::GIT_VERSION;
+pub(crate) use response::{error_response, json_response};
+
+use route::{Route, route};
+
+pub(crate) fn router(shared: Arc<Shared>) -> axum::Router {
+    axum::Router::new().fallback(handle).with_state(shared)
+}
+
+async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
+    let delay = *shared.faults.delay.lock();
+    if !delay.is_zero() {
+        tokio::time::sleep(delay).await;
+    }
+    if let Some(token) = &shared.config.token {
+        let expected = format!("Bearer {token}");
+        let ok = req
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            == Some(expected.as_str());
+        if !ok {
+            return error_response(&ApiError::new(401, "Unauthorized", "Unauthorized"));
+        }
+    }
+    if let Some(err) = shared.faults.take_failure() {
+        return error_response(&err);
+    }
+    match handle_inner(&shared, req).await {
+        Ok(resp) => resp,
+        Err(err) => error_response(&err),
+    }
+}
+
+async fn handle_inner(shared: &Arc<Shared>, req: Request) -> Result<Response, ApiError> {
+    let (parts, body) = req.into_parts();
+    let path = parts.uri.path().to_owned();
+    let query = Query::parse(parts.uri.query());
+    let segs: Vec<&str> = path
+        .trim_matches('/')
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .collect();
+    let format = Format::from_accept(
+        parts
+            .headers
+            .get(header::ACCEPT)
+            .and_then(|v| v.to_str().ok()),
+    );
+    let route = route(shared, &segs);
+    let Route::Resource(rp) = route else {
+        if parts.method != Method::GET {
+            return Err(ApiError::method_not_allowed());
+        }
+        return discovery::discovery(shared, route, &parts.headers);
+    };
+    let def = Arc::clone(
+        shared
+            .find(rp.group, rp.version, rp.plural)
+            .ok_or_else(ApiError::no_route)?,
+    );
+    if rp.namespace.is_some() && !def.namespaced {
+        return Err(ApiError::no_route());
+    }
+    let body = if matches!(
+        parts.method,
+        Method::POST | Method::PUT | Method::PATCH | Method::DELETE
+    ) {
+        read_body(&parts.headers, body, shared.config.max_body_bytes).await?
+    } else {
+        Bytes::new()
+    };
+    let ctx = RequestCtx {
+        shared,
+        def: &def,
+        path: &rp,
+        query: &query,
+        format,
+        headers: &parts.headers,
+        body,
+    };
+    match (&parts.method, rp.name, rp.sub) {
+        (&Method::GET, None, None) => {
+            if query.flag("watch") {
+                watch::watch(&ctx, None).await
+            } else {
+                list::list(&ctx).await
+            }
+        }
+        (&Method::GET, Some(name), None) if query.flag("watch") => {
+            watch::watch(&ctx, Some(name)).await
+        }
+        (&Method::GET, Some(name), None | Some("status")) => get::get(&ctx, name).await,
+        (&Method::POST, Some(name), Some("token"))
+            if def.api.group.is_empty() && def.api.kind == "ServiceAccount" =>
+        {
+            crate::token::create(&ctx, name).await
+        }
+        (method, Some(name), Some("scale")) if def.scale_subresource => match *method {
+            Method::GET => crate::scale::get(&ctx, name).await,
+            Method::PUT => crate::scale::write(&ctx, name, false).await,
+            Method::PATCH => crate::scale::write(&ctx, name, true).await,
+            _ => Err(ApiError::method_not_allowed()),
+        },
+        (&Method::POST, None, None) if def.namespaced == rp.namespace.is_some() => {
+            crate::write::create(&ctx).await
+        }
+        (&Method::PUT, Some(name), sub @ (None | Some("status"))) => {
+            crate::write::update(&ctx, name, sub.is_some()).await
+        }
+        (&Method::PATCH, Some(name), sub @ (None | Some("status"))) => {
+            crate::write::patch(&ctx, name, sub.is_some()).await
+        }
+        (&Method::DELETE, Some(name), None) => crate::write::delete(&ctx, name).await,
+        (&Method::DELETE, None, None) => crate::write::delete_collection(&ctx).await,
+        (_, _, Some(_)) => Err(ApiError::no_route()),
+        _ => Err(ApiError::method_not_allowed()),
+    }
+}
+
+async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> Result<Bytes, ApiError> {
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|len| len > limit) {
+        return Err(ApiError::too_large_body(limit));
+    }
+    axum::body::to_bytes(body, limit)
+        .await
+        .map_err(|_| ApiError::too_large_body(limit))
+}

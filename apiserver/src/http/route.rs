@@ -1,0 +1,83 @@
+//! Routing: what a request path addresses.
+
+use crate::server::Shared;
+
+/// What a path addresses.
+#[derive(Debug)]
+pub(super) enum Route<'a> {
+    Version,
+    CoreVersions,
+    Groups,
+    Group(&'a str),
+    Resources(&'a str, &'a str),
+    Resource(ResourcePath<'a>),
+    OpenApiV2,
+    OpenApiV3Index,
+    OpenApiV3(String),
+    NotFound,
+}
+
+/// A path to a resource collection, object or subresource.
+#[derive(Debug)]
+pub(crate) struct ResourcePath<'a> {
+    pub(crate) group: &'a str,
+    pub(crate) version: &'a str,
+    pub(crate) plural: &'a str,
+    pub(crate) namespace: Option<&'a str>,
+    pub(crate) name: Option<&'a str>,
+    pub(crate) sub: Option<&'a str>,
+}
+
+pub(super) fn route<'a>(shared: &Shared, segs: &[&'a str]) -> Route<'a> {
+    match segs {
+        ["version"] => Route::Version,
+        ["openapi", "v2"] => Route::OpenApiV2,
+        ["openapi", "v3"] => Route::OpenApiV3Index,
+        ["openapi", "v3", gv @ ..] => Route::OpenApiV3(gv.join("/")),
+        ["api"] => Route::CoreVersions,
+        ["api", "v1"] => Route::Resources("", "v1"),
+        ["apis"] => Route::Groups,
+        ["apis", g] => Route::Group(g),
+        ["apis", g, v] => Route::Resources(g, v),
+        ["api", "v1", rest @ ..] => resource_route(shared, "", "v1", rest),
+        ["apis", g, v, rest @ ..] => resource_route(shared, g, v, rest),
+        _ => Route::NotFound,
+    }
+}
+
+fn resource_route<'a>(
+    shared: &Shared,
+    group: &'a str,
+    version: &'a str,
+    rest: &[&'a str],
+) -> Route<'a> {
+    let path = |plural, namespace, name, sub| {
+        Route::Resource(ResourcePath {
+            group,
+            version,
+            plural,
+            namespace,
+            name,
+            sub,
+        })
+    };
+    if let ["namespaces", ns, plural, tail @ ..] = rest {
+        let namespaced = shared
+            .find(group, version, plural)
+            .is_some_and(|d| d.namespaced);
+        if namespaced {
+            return match tail {
+                [] => path(plural, Some(*ns), None, None),
+                [name] => path(plural, Some(*ns), Some(*name), None),
+                [name, sub] => path(plural, Some(*ns), Some(*name), Some(*sub)),
+                _ => Route::NotFound,
+            };
+        }
+    }
+    match rest {
+        [plural] => path(plural, None, None, None),
+        [plural, name] => path(plural, None, Some(*name), None),
+        [plural, name, sub] => path(plural, None, Some(*name), Some(*sub)),
+        _ => Route::NotFound,
+    }
+}
