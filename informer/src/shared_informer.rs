@@ -17,11 +17,11 @@ use kube_core::Resource;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use crate::controller::{
-    Controller, ControllerConfig, ProcessFunc, panic_error, process_deltas, type_name,
-};
+use crate::controller::{Controller, ControllerConfig, ProcessFunc, type_name};
 use crate::error::InformerError;
 use crate::handler::{InformerEvent, ResourceEventHandler};
+use crate::panics::panic_error;
+use crate::process::process_deltas;
 use crate::processor::{
     MINIMUM_RESYNC_PERIOD, Processor, ResourceEventHandlerRegistration, Sink, UpstreamSynced,
     determine_resync_period,

@@ -77,10 +77,12 @@ pub use backoff::BackoffConfig;
 pub use config::{
     DEFAULT_MIN_WATCH_TIMEOUT, DEFAULT_PAGE_SIZE, ReflectorConfig, ShouldResync, WatchErrorHandler,
 };
+#[cfg(feature = "testing")]
+pub use error::status;
 pub use error::{
     ReflectorError, is_connection_error, is_expired, is_expired_status,
     is_too_large_resource_version, is_too_large_resource_version_status, is_too_many_requests,
-    is_watch_error_retriable, status,
+    is_watch_error_retriable,
 };
 pub use kube::{DEFAULT_MAX_WATCH_LINE_BYTES, KubeListerWatcher, TweakListOptions};
 pub use list_watch::ListWatch;

@@ -210,7 +210,7 @@ impl Running {
 pub(crate) fn run<L, S>(reflector: &Arc<Reflector<Pod, L, S>>) -> Running
 where
     L: ListerWatcher<Pod>,
-    S: Store<Pod> + ?Sized + 'static,
+    S: ReflectorStore<Pod> + ?Sized + 'static,
 {
     let shutdown = CancellationToken::new();
     let task = tokio::spawn({

@@ -192,7 +192,7 @@ async fn error_event_stops_the_watch() {
         "11",
         "relist from the last synced RV"
     );
-    assert!(store.get_by_key("ns/never").is_none());
+    assert!(Store::get_by_key(&store.inner, "ns/never").is_none());
     assert_eq!(store.ops_starting("add"), ["add a 11"]);
     running.stop().await;
 }
