@@ -44,6 +44,9 @@ pub(super) struct PageRead {
     task: JoinHandle<()>,
 }
 
+/// Reads list pages: each body is split into item batches while it arrives, and the next page is
+/// requested as soon as a body has been read (client-go's pager also prefetches).
+#[derive(Clone)]
 struct Pager {
     client: Client,
     url_path: String,

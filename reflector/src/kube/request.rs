@@ -1,7 +1,5 @@
 //! The HTTP side: request URLs, sending a request, and mapping its errors.
 
-use bytes::Bytes;
-use http_body_util::BodyExt;
 use kube_client::Client;
 use kube_client::client::Body;
 use kube_core::Status;
@@ -134,9 +132,6 @@ pub(super) fn error_status(code: http::StatusCode, body: &[u8]) -> Status {
         })
 }
 
-/// Reads list pages: each body is split into item batches while it arrives, and the next page is
-/// requested as soon as a body has been read (client-go's pager also prefetches).
-#[derive(Clone)]
 #[cfg(test)]
 mod tests {
     use super::*;
