@@ -196,7 +196,7 @@ impl<K> KubeListerWatcher<K> {
 
     /// The longest watch line (one event, without its newline) accepted, in bytes (default
     /// [`DEFAULT_MAX_WATCH_LINE_BYTES`]). A longer one ends the watch with
-    /// [`ListWatchError::WatchLineTooLarge`] after the events before it; the reflector then
+    /// [`ListWatchError::WatchLineTooLarge`](crate::ListWatchError::WatchLineTooLarge) after the events before it; the reflector then
     /// relists. List bodies have no such bound: they are read item by item.
     #[must_use]
     pub fn max_watch_line_bytes(mut self, limit: usize) -> Self {
@@ -208,7 +208,7 @@ impl<K> KubeListerWatcher<K> {
     /// batch is decoded, on the decoding thread: only the transformed object is ever held, from
     /// the moment a list page or event exists (for example without `managedFields`). It must be
     /// idempotent, since a relist may reuse objects that already went through it. A list item
-    /// it rejects fails the list ([`ListWatchError::Transform`]); a watch event it rejects is
+    /// it rejects fails the list ([`ListWatchError::Transform`](crate::ListWatchError::Transform)); a watch event it rejects is
     /// logged and skipped.
     #[must_use]
     pub fn transform(mut self, transform: TransformFunc<K>) -> Self {
