@@ -229,6 +229,7 @@ impl WatchBody {
             (Msg::InitialEventsEnd(rv), _) => {
                 self.pending.push_back(bookmark_frame(&self.def, rv, true))
             }
+            #[cfg(feature = "testing")]
             (Msg::Raw(bytes), _) => self.pending.push_back(bytes),
         }
     }

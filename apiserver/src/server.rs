@@ -5,7 +5,6 @@ use std::fmt;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use bytes::Bytes;
 use kube_core::ApiResource;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
@@ -348,7 +347,8 @@ impl ApiServer {
         *self.shared.faults.fail_next.lock() = (n > 0).then_some((n, code));
     }
 
-    /// Delays every response by `delay` (zero: none).
+    /// Delays every response by `delay` (zero: none). With the `testing` feature.
+    #[cfg(feature = "testing")]
     pub fn set_response_delay(&self, delay: Duration) {
         *self.shared.faults.delay.lock() = delay;
     }
@@ -369,9 +369,10 @@ impl ApiServer {
         Ok(rev)
     }
 
-    /// Sends a line that is not JSON to every open watch.
+    /// Sends a line that is not JSON to every open watch. With the `testing` feature.
+    #[cfg(feature = "testing")]
     pub fn inject_malformed_watch_line(&self) {
-        let bytes = Bytes::from_static(b"{\"type\":\"ADDED\",\"object\":{not json\n");
+        let bytes = bytes::Bytes::from_static(b"{\"type\":\"ADDED\",\"object\":{not json\n");
         for cache in self.shared.caches.values() {
             cache.broadcast_raw(&bytes);
         }

@@ -24,8 +24,9 @@ pub enum ServeError {
 /// An [`ApiServer`] served over HTTP on `127.0.0.1` at a free port, stopped when dropped.
 ///
 /// Derefs to the [`ApiServer`], so seeding ([`ApiServer::seed`]) and fault injection
-/// ([`ApiServer::end_all_watches`], [`ApiServer::fail_next_requests`], [`ApiServer::compact_now`],
-/// [`ApiServer::set_response_delay`], [`ApiServer::inject_malformed_watch_line`]) are at hand.
+/// ([`ApiServer::end_all_watches`], [`ApiServer::fail_next_requests`], [`ApiServer::compact_now`];
+/// with the `testing` feature, `ApiServer::set_response_delay` and
+/// `ApiServer::inject_malformed_watch_line`) are at hand.
 #[derive(Debug)]
 pub struct TestServer {
     server: ApiServer,

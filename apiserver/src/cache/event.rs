@@ -104,6 +104,7 @@ pub(crate) enum Msg {
     Bookmark(u64),
     /// The bookmark that ends a watch-list's initial events.
     InitialEventsEnd(u64),
-    /// Raw bytes (fault injection).
+    /// Raw bytes (fault injection, with the `testing` feature).
+    #[cfg(feature = "testing")]
     Raw(Bytes),
 }

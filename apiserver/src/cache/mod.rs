@@ -1,5 +1,5 @@
 //! The watch cache: the current state of one resource (a kcache-store [`Indexer`]) plus a ring
-//! buffer of recent events, fed through the [`Store`] trait, and the watchers served from it.
+//! buffer of recent events, fed through the [`Store`](kcache_store::Store) trait, and the watchers served from it.
 //!
 //! - config.rs: [`CacheConfig`];
 //! - event.rs: the ring buffer's events and what a watcher's stream receives;
@@ -7,7 +7,7 @@
 //! - list.rs: freshness waits and filtered snapshots;
 //! - watchers.rs: registering watchers and where they start;
 //! - dispatch.rs: delivering events and bookmarks to watchers;
-//! - store.rs: the [`Store`] impl a reflector writes through.
+//! - store.rs: the [`Store`](kcache_store::Store) impl a reflector writes through.
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -50,7 +50,7 @@ struct CacheState {
 
 /// The watch cache of one resource (the Kubernetes `watchCache` + `Cacher` dispatch): current
 /// state, a ring buffer of events, and the watchers with their filters. A reflector writes into
-/// it through [`Store`]; requests read it.
+/// it through [`Store`](kcache_store::Store); requests read it.
 pub struct WatchCache {
     def: Arc<ResourceDef>,
     config: CacheConfig,

@@ -20,7 +20,7 @@ impl WatchCache {
         state.window_start = state.rv;
     }
 
-    /// Grows or shrinks a full ring (see [`CacheConfig::max_capacity`]).
+    /// Grows or shrinks a full ring (see [`CacheConfig::max_capacity`](super::CacheConfig::max_capacity)).
     pub(super) fn resize_ring(&self, state: &mut CacheState, now: Instant) {
         let Some(max) = self.config.max_capacity else {
             return;

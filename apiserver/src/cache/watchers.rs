@@ -4,7 +4,6 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
@@ -163,7 +162,8 @@ impl WatchCache {
     }
 
     /// Sends raw bytes to every watcher (fault injection).
-    pub(crate) fn broadcast_raw(&self, bytes: &Bytes) {
+    #[cfg(feature = "testing")]
+    pub(crate) fn broadcast_raw(&self, bytes: &bytes::Bytes) {
         let watchers = self.watchers.lock();
         for w in watchers.all.values() {
             let _ = w.tx.try_send(Msg::Raw(bytes.clone()));
