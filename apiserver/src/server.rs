@@ -16,7 +16,7 @@ use crate::object::Object;
 use crate::openapi::OpenApi;
 use crate::resource::{ResourceDef, builtin_resources};
 use crate::storage::{DEFAULT_HISTORY, MemoryStorage, Storage};
-use kcache_reflector::Reflector;
+use kcache_reflector::{Reflector, ReflectorConfig};
 
 /// Server-wide settings.
 #[derive(Debug, Clone)]
@@ -230,10 +230,13 @@ impl ApiServerBuilder {
             let cache = Arc::new(WatchCache::new(Arc::clone(def), self.config.cache.clone()));
             tokio::spawn(Arc::clone(&cache).run_dispatcher(shutdown.child_token()));
             let lw = StorageListerWatcher::new(Arc::clone(&storage), Arc::clone(def));
-            let reflector = Reflector::<Object, _, _>::builder(lw, Arc::clone(&cache))
-                .name(format!("cacher/{}", def.qualified_plural()))
-                .page_size(u32::MAX)
-                .build();
+            let reflector = Reflector::<Object, _, _>::new(
+                lw,
+                Arc::clone(&cache),
+                ReflectorConfig::default()
+                    .name(format!("cacher/{}", def.qualified_plural()))
+                    .page_size(u32::MAX),
+            );
             let token = shutdown.child_token();
             tokio::spawn(async move { reflector.run(token).await });
             caches.insert((def.api.group.clone(), def.api.plural.clone()), cache);

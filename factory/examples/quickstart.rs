@@ -27,7 +27,7 @@ use k8s_openapi::api::core::v1::{Node, Pod};
 use kcache_apiserver::{Object, TestServer};
 use kcache_factory::SharedInformerFactory;
 use kcache_informer::{EnqueueHandler, ResourceEventHandlerFuncs};
-use kcache_reflector::ReflectorMetrics;
+use kcache_reflector::{ReflectorConfig, ReflectorMetrics};
 use kcache_store::{NODE_NAME_INDEX, node_name_index_func, testing};
 use kcache_workqueue::WorkQueue;
 use kube_client::api::{DeleteParams, Patch, PatchParams, PostParams};
@@ -152,7 +152,7 @@ async fn run(
 ) -> Result<(), BoxError> {
     let (pages_tx, mut pages) = mpsc::unbounded_channel();
     let factory = SharedInformerFactory::builder(client)
-        .reflector_metrics(Arc::new(ListProgress(pages_tx)))
+        .reflector(ReflectorConfig::default().metrics(Arc::new(ListProgress(pages_tx))))
         .build();
     let pods = factory.informer::<Pod>();
     pods.add_index(NODE_NAME_INDEX, node_name_index_func())?;

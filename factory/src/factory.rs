@@ -9,9 +9,7 @@ use futures::future::join_all;
 use kcache_informer::{
     AnyInformer, InformerError, QueueMode, SharedIndexInformer, wait_for_cache_sync,
 };
-use kcache_reflector::{
-    KubeListerWatcher, ListOptions, ReflectorError, ReflectorMetrics, TweakListOptions,
-};
+use kcache_reflector::{KubeListerWatcher, ListOptions, ReflectorConfig, TweakListOptions};
 use kcache_store::{Lister, TransformFunc};
 use kube_client::{Api, Client};
 use kube_core::{ApiResource, DynamicObject, NamespaceResourceScope, PartialObjectMeta, Resource};
@@ -157,36 +155,12 @@ impl SharedInformerFactoryBuilder {
         self
     }
 
-    /// Turns the streaming watch-list on or off for every informer.
+    /// How every informer's reflector lists and watches: page size, watch-list, watch timeout,
+    /// backoff, metrics (including the progress of each list page; the `name` passed to each call
+    /// is the informer's type key) and the watch-error handler (the error names the informer).
     #[must_use]
-    pub fn use_watch_list(mut self, on: bool) -> Self {
-        self.options.use_watch_list = Some(on);
-        self
-    }
-
-    /// The page size of paginated lists.
-    #[must_use]
-    pub fn page_size(mut self, page_size: u32) -> Self {
-        self.options.page_size = Some(page_size);
-        self
-    }
-
-    /// Where every informer's reflector sends its metrics, including the progress of each list
-    /// page (default: nowhere). The `name` passed to each call is the informer's type key.
-    #[must_use]
-    pub fn reflector_metrics(mut self, metrics: Arc<dyn ReflectorMetrics>) -> Self {
-        self.options.reflector_metrics = Some(metrics);
-        self
-    }
-
-    /// Receives the error of each failed list-and-watch round of every informer (default: a
-    /// warning log). The error names the informer.
-    #[must_use]
-    pub fn watch_error_handler(
-        mut self,
-        handler: impl Fn(&ReflectorError) + Send + Sync + 'static,
-    ) -> Self {
-        self.options.watch_error_handler = Some(Arc::new(handler));
+    pub fn reflector(mut self, config: ReflectorConfig) -> Self {
+        self.options.reflector = config;
         self
     }
 
@@ -249,29 +223,18 @@ impl SharedInformerFactory {
         K: Resource + DeserializeOwned + Send + Sync + 'static,
     {
         let tweak_options = options.clone();
-        let lister_watcher =
+        let mut lister_watcher =
             lister_watcher.tweak_list_options(move |o| tweak_options.tweak(o, namespaced));
-        let mut builder = SharedIndexInformer::builder(lister_watcher)
+        if let Some(transform) = options.transform_for::<K>(key) {
+            // Objects are transformed as each batch is decoded: the full ones are never held.
+            lister_watcher = lister_watcher.transform(transform);
+        }
+        SharedIndexInformer::builder(lister_watcher)
             .name(key)
             .resync_period(options.resync_for(key))
-            .queue_mode(options.queue_mode);
-        if let Some(transform) = options.transform_for::<K>(key) {
-            builder = builder.transform(transform);
-        }
-        if let Some(on) = options.use_watch_list {
-            builder = builder.use_watch_list(on);
-        }
-        if let Some(size) = options.page_size {
-            builder = builder.page_size(size);
-        }
-        if let Some(metrics) = &options.reflector_metrics {
-            builder = builder.reflector_metrics(Arc::clone(metrics));
-        }
-        if let Some(handler) = &options.watch_error_handler {
-            let handler = Arc::clone(handler);
-            builder = builder.watch_error_handler(move |e| handler(e));
-        }
-        builder.build()
+            .queue_mode(options.queue_mode)
+            .reflector(options.reflector.clone())
+            .build()
     }
 
     /// The cluster-wide `Api` of a typed resource (a namespace option is applied per request).

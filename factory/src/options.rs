@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kcache_informer::QueueMode;
-use kcache_reflector::{ListOptions, ReflectorMetrics, TweakListOptions, WatchErrorHandler};
+use kcache_reflector::{ListOptions, ReflectorConfig, TweakListOptions};
 use kcache_store::TransformFunc;
 
 /// The settings of a [`SharedInformerFactory`](crate::SharedInformerFactory), set with its builder.
@@ -20,10 +20,7 @@ pub(crate) struct FactoryOptions {
     /// `TransformFunc<K>` per type key, as `Any` so one map holds every type.
     pub(crate) transforms: HashMap<String, Arc<dyn Any + Send + Sync>>,
     pub(crate) queue_mode: QueueMode,
-    pub(crate) use_watch_list: Option<bool>,
-    pub(crate) page_size: Option<u32>,
-    pub(crate) reflector_metrics: Option<Arc<dyn ReflectorMetrics>>,
-    pub(crate) watch_error_handler: Option<WatchErrorHandler>,
+    pub(crate) reflector: ReflectorConfig,
 }
 
 impl fmt::Debug for FactoryOptions {
@@ -35,10 +32,7 @@ impl fmt::Debug for FactoryOptions {
             .field("custom_resync", &self.custom_resync)
             .field("transforms", &self.transforms.keys().collect::<Vec<_>>())
             .field("queue_mode", &self.queue_mode)
-            .field("use_watch_list", &self.use_watch_list)
-            .field("page_size", &self.page_size)
-            .field("reflector_metrics", &self.reflector_metrics)
-            .field("watch_error_handler", &self.watch_error_handler.is_some())
+            .field("reflector", &self.reflector)
             .finish()
     }
 }

@@ -1,28 +1,19 @@
-//! [`Controller`]: runs a reflector into a queue and pops until closed; the delta processing
-//! shared by every informer; `new_informer` and its variants.
+//! [`Controller`]: runs a reflector into a queue and pops until closed.
 
-use std::collections::HashSet;
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
-use kcache_deltafifo::{Delta, DeltaType, PopError, ProcessError};
-use kcache_reflector::{
-    BackoffConfig, DEFAULT_MIN_WATCH_TIMEOUT, ListerWatcher, Reflector, ReflectorMetrics,
-    ShouldResync, WatchErrorHandler,
-};
-use kcache_store::{
-    BoxError, DeletedFinalStateUnknown, Indexer, Indexers, KnownObjects, MaybeTombstone, Store,
-    StoreError, TransformFunc,
-};
+use kcache_deltafifo::{Delta, PopError, ProcessError};
+use kcache_reflector::{ListerWatcher, Reflector, ReflectorConfig};
+use kcache_store::BoxError;
 use kube_core::Resource;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::InformerError;
-use crate::handler::{InformerEvent, ResourceEventHandler};
-use crate::queue::{InformerQueue, QueueMode};
+use crate::panics::panic_error;
+use crate::queue::InformerQueue;
 use crate::sync::sync_changed;
 
 /// What a [`Controller`] does with each batch of popped deltas: `(deltas, is_in_initial_list)`.
@@ -39,46 +30,19 @@ pub struct ControllerConfig<K> {
     pub lister_watcher: Arc<dyn ListerWatcher<K>>,
     /// Applied to every batch of popped deltas.
     pub process: ProcessFunc<K>,
-    /// How often the reflector asks the queue to resync (zero: never).
-    pub full_resync_period: Duration,
-    /// Asked at each resync tick; resync only when it returns true.
-    pub should_resync: Option<ShouldResync>,
     /// Put deltas whose processing failed back into the queue (the seeds' `RetryOnError`).
     pub retry_on_error: bool,
-    /// Receives the error of each failed list-and-watch round (default: a warning log).
-    pub watch_error_handler: Option<WatchErrorHandler>,
-    /// The page size of lists (0: the reflector's default rules).
-    pub page_size: u32,
-    /// The minimum watch timeout.
-    pub min_watch_timeout: Duration,
-    /// Use the streaming watch-list instead of a paginated list.
-    pub use_watch_list: bool,
-    /// The name in logs (default: the object type's name).
-    pub name: String,
-    /// The transformer, for the reflector's temporary watch-list store.
-    pub transform: Option<TransformFunc<K>>,
-    /// Objects downstream (the indexer): a relisted object unchanged since it was stored reuses
-    /// the stored `Arc` (see the reflector's `reuse_unchanged`).
-    pub reuse_unchanged: Option<Arc<dyn KnownObjects<K>>>,
-    /// The reflector's backoff (default: client-go's).
-    pub backoff: BackoffConfig,
-    /// Where the reflector's metrics go (default: nowhere).
-    pub metrics: Option<Arc<dyn ReflectorMetrics>>,
+    /// The reflector's settings (its name is the controller's; its resync period is how often
+    /// the reflector asks the queue to resync).
+    pub reflector: ReflectorConfig,
 }
 
 impl<K> fmt::Debug for ControllerConfig<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ControllerConfig")
-            .field("name", &self.name)
             .field("queue", &self.queue)
-            .field("full_resync_period", &self.full_resync_period)
-            .field("should_resync", &self.should_resync.is_some())
             .field("retry_on_error", &self.retry_on_error)
-            .field("watch_error_handler", &self.watch_error_handler.is_some())
-            .field("page_size", &self.page_size)
-            .field("min_watch_timeout", &self.min_watch_timeout)
-            .field("use_watch_list", &self.use_watch_list)
-            .field("transform", &self.transform.is_some())
+            .field("reflector", &self.reflector)
             .finish_non_exhaustive()
     }
 }
@@ -90,8 +54,8 @@ pub(crate) fn type_name<K>() -> String {
 }
 
 impl<K> ControllerConfig<K> {
-    /// A configuration with client-go's defaults: no resync, no retry, default page size and
-    /// watch timeout, list + watch.
+    /// A configuration with client-go's defaults: no retry, the reflector's defaults (no resync,
+    /// default page size and watch timeout, list + watch).
     pub fn new(
         queue: InformerQueue<K>,
         lister_watcher: Arc<dyn ListerWatcher<K>>,
@@ -101,18 +65,8 @@ impl<K> ControllerConfig<K> {
             queue,
             lister_watcher,
             process,
-            full_resync_period: Duration::ZERO,
-            should_resync: None,
             retry_on_error: false,
-            watch_error_handler: None,
-            page_size: 0,
-            min_watch_timeout: DEFAULT_MIN_WATCH_TIMEOUT,
-            use_watch_list: false,
-            name: type_name::<K>(),
-            transform: None,
-            reuse_unchanged: None,
-            backoff: BackoffConfig::default(),
-            metrics: None,
+            reflector: ReflectorConfig::default(),
         }
     }
 }
@@ -121,7 +75,7 @@ type ControllerReflector<K> = Reflector<K, Arc<dyn ListerWatcher<K>>, InformerQu
 
 /// Runs a reflector into a queue and pops the queue into a process function until shut down
 /// (client-go's `cache.Controller`). Built by [`Controller::new`], by the
-/// [`new_informer`] family, or inside a [`SharedIndexInformer`](crate::SharedIndexInformer).
+/// [`new_informer`](crate::new_informer) family, or inside a [`SharedIndexInformer`](crate::SharedIndexInformer).
 pub struct Controller<K> {
     name: String,
     queue: InformerQueue<K>,
@@ -152,32 +106,15 @@ impl<K: Send + Sync + 'static> Controller<K> {
 impl<K: Resource + Send + Sync + 'static> Controller<K> {
     /// A controller for `config`.
     pub fn new(config: ControllerConfig<K>) -> Self {
-        let mut builder = Reflector::builder(config.lister_watcher, Arc::new(config.queue.clone()))
-            .name(config.name.clone())
-            .page_size(config.page_size)
-            .min_watch_timeout(config.min_watch_timeout)
-            .resync_period(config.full_resync_period)
-            .use_watch_list(config.use_watch_list)
-            .backoff(config.backoff);
-        if let Some(f) = config.should_resync {
-            builder = builder.should_resync(move || f());
-        }
-        if let Some(h) = config.watch_error_handler {
-            builder = builder.watch_error_handler(move |e| h(e));
-        }
-        if let Some(t) = config.transform {
-            builder = builder.transform(t);
-        }
-        if let Some(known) = config.reuse_unchanged {
-            builder = builder.reuse_unchanged(known);
-        }
-        if let Some(metrics) = config.metrics {
-            builder = builder.metrics(metrics);
-        }
+        let reflector = Reflector::new(
+            config.lister_watcher,
+            Arc::new(config.queue.clone()),
+            config.reflector,
+        );
         Self {
-            name: config.name,
+            name: reflector.name().to_owned(),
             queue: config.queue,
-            reflector: Arc::new(builder.build()),
+            reflector: Arc::new(reflector),
             process: config.process,
             retry_on_error: config.retry_on_error,
             started: AtomicBool::new(false),
@@ -257,318 +194,4 @@ impl<K: Resource + Send + Sync + 'static> Controller<K> {
     pub fn name(&self) -> &str {
         &self.name
     }
-}
-
-/// Applies popped deltas to `indexer` and tells `handler` (client-go's `processDeltas` and
-/// `processReplacedAllInfo`):
-///
-/// - Added, Updated, Sync, Replaced: update and `on_update(old, new)` if the key is stored,
-///   else add and `on_add(obj, is_in_initial_list)`;
-/// - Deleted: delete (by the tombstone's key for a tombstone) and `on_delete(obj or tombstone)`;
-/// - ReplacedAll: the indexer is replaced in one step; then `on_delete` with a tombstone for
-///   each vanished object, `on_update`/`on_add` for each listed object in list order;
-/// - SyncAll: `on_update(o, o)` for every stored object; Bookmark: the indexer's resource version.
-pub fn process_deltas<K, H>(
-    handler: &H,
-    indexer: &Indexer<K>,
-    deltas: &[Delta<K>],
-    is_in_initial_list: bool,
-) -> Result<(), StoreError>
-where
-    K: Resource + Send + Sync + 'static,
-    H: ResourceEventHandler<K> + ?Sized,
-{
-    for delta in deltas {
-        match delta {
-            Delta::Object {
-                kind: DeltaType::Deleted,
-                object,
-            } => {
-                match object {
-                    MaybeTombstone::Tombstone(t) => {
-                        indexer.delete_by_key(&t.key);
-                    }
-                    MaybeTombstone::Object(o) => indexer.delete(Arc::clone(o))?,
-                }
-                handler.on_delete(object);
-            }
-            Delta::Object { object, .. } => {
-                let obj = object.object();
-                match indexer.get(obj)? {
-                    Some(old) => {
-                        indexer.update(Arc::clone(obj))?;
-                        handler.on_update(&old, obj);
-                    }
-                    None => {
-                        indexer.add(Arc::clone(obj))?;
-                        handler.on_add(obj, is_in_initial_list);
-                    }
-                }
-            }
-            Delta::ReplacedAll {
-                resource_version,
-                objects,
-            } => {
-                process_replaced_all(
-                    handler,
-                    indexer,
-                    resource_version,
-                    objects,
-                    is_in_initial_list,
-                )?;
-            }
-            Delta::SyncAll => {
-                for obj in indexer.list() {
-                    handler.on_update(&obj, &obj);
-                }
-            }
-            Delta::Bookmark { resource_version } => indexer.bookmark(resource_version),
-        }
-    }
-    Ok(())
-}
-
-fn process_replaced_all<K, H>(
-    handler: &H,
-    indexer: &Indexer<K>,
-    resource_version: &str,
-    objects: &Arc<[Arc<K>]>,
-    is_in_initial_list: bool,
-) -> Result<(), StoreError>
-where
-    K: Resource + Send + Sync + 'static,
-    H: ResourceEventHandler<K> + ?Sized,
-{
-    let keys = objects
-        .iter()
-        .map(|o| indexer.key_of(o))
-        .collect::<Result<Vec<_>, _>>()?;
-    let listed: HashSet<&str> = keys.iter().map(String::as_str).collect();
-    let deletions: Vec<DeletedFinalStateUnknown<K>> = Store::list_keys(indexer)
-        .into_iter()
-        .filter(|key| !listed.contains(&**key))
-        .filter_map(|key| {
-            Store::get_by_key(indexer, &key).map(|obj| DeletedFinalStateUnknown {
-                key: key.to_string(),
-                obj,
-            })
-        })
-        .collect();
-    let olds: Vec<Option<Arc<K>>> = keys.iter().map(|k| Store::get_by_key(indexer, k)).collect();
-    indexer.replace(objects.to_vec(), resource_version)?;
-    for tombstone in deletions {
-        handler.on_delete(&MaybeTombstone::Tombstone(tombstone));
-    }
-    for (old, new) in olds.into_iter().zip(objects.iter()) {
-        match old {
-            Some(old) => handler.on_update(&old, new),
-            None => handler.on_add(new, is_in_initial_list),
-        }
-    }
-    Ok(())
-}
-
-/// Calls a handler, catching and logging its panics (a panicking handler must not take the
-/// queue or the process loop down with it).
-pub(crate) struct CatchPanics<H> {
-    pub(crate) name: Arc<str>,
-    pub(crate) handler: H,
-}
-
-/// A panic turned into an error.
-pub(crate) fn panic_error(payload: &(dyn std::any::Any + Send)) -> BoxError {
-    format!("panicked: {}", panic_message(payload)).into()
-}
-
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {
-    payload
-        .downcast_ref::<&str>()
-        .copied()
-        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("non-string panic payload")
-}
-
-pub(crate) fn log_panic(name: &str, payload: &(dyn std::any::Any + Send)) {
-    tracing::error!(
-        informer = name,
-        panic = panic_message(payload),
-        "event handler panicked; the handler keeps receiving notifications"
-    );
-}
-
-impl<H> CatchPanics<H> {
-    fn guard(&self, f: impl FnOnce(&H)) {
-        if let Err(payload) = catch_unwind(AssertUnwindSafe(|| f(&self.handler))) {
-            log_panic(&self.name, &*payload);
-        }
-    }
-}
-
-impl<K, H: ResourceEventHandler<K>> ResourceEventHandler<K> for CatchPanics<H> {
-    fn on_add(&self, obj: &Arc<K>, is_in_initial_list: bool) {
-        self.guard(|h| h.on_add(obj, is_in_initial_list));
-    }
-    fn on_update(&self, old: &Arc<K>, new: &Arc<K>) {
-        self.guard(|h| h.on_update(old, new));
-    }
-    fn on_delete(&self, obj: &MaybeTombstone<K>) {
-        self.guard(|h| h.on_delete(obj));
-    }
-}
-
-/// Dispatches one event through [`CatchPanics`].
-pub(crate) fn dispatch_catching<K, H: ResourceEventHandler<K> + ?Sized>(
-    name: &str,
-    event: &InformerEvent<K>,
-    handler: &H,
-) {
-    if let Err(payload) = catch_unwind(AssertUnwindSafe(|| event.dispatch(handler))) {
-        log_panic(name, &*payload);
-    }
-}
-
-/// An informer without sharing: an indexer kept in sync with the server and a handler called
-/// for every change, from the controller's process loop (client-go's `NewInformer`). The queue is
-/// the in-order [`RealFifo`](kcache_deltafifo::RealFifo). Run the controller; read the indexer.
-///
-/// ```
-/// use std::sync::Arc;
-/// use futures::stream;
-/// use k8s_openapi::api::core::v1::ConfigMap;
-/// use kcache_informer::{ResourceEventHandlerFuncs, new_informer};
-/// use kcache_reflector::{ListPage, ListWatch, WatchStream};
-/// use kcache_store::Store;
-/// use tokio_util::sync::CancellationToken;
-///
-/// # #[tokio::main(flavor = "current_thread")] async fn main() {
-/// let lw = ListWatch::<ConfigMap>::new(
-///     |_| async {
-///         let mut cm = ConfigMap::default();
-///         cm.metadata.name = Some("settings".into());
-///         Ok(ListPage { items: vec![Arc::new(cm)], resource_version: "5".into(), continue_token: None, remaining_item_count: None })
-///     },
-///     |_| async { Ok(Box::pin(stream::pending()) as WatchStream<ConfigMap>) },
-/// );
-/// let handler = ResourceEventHandlerFuncs::new().add_func(|cm: &Arc<ConfigMap>, initial| {
-///     assert!(initial);
-///     assert_eq!(cm.metadata.name.as_deref(), Some("settings"));
-/// });
-/// let (store, controller) = new_informer(lw, std::time::Duration::ZERO, handler);
-/// let controller = Arc::new(controller);
-/// let shutdown = CancellationToken::new();
-/// let task = tokio::spawn({
-///     let (controller, shutdown) = (controller.clone(), shutdown.clone());
-///     async move { controller.run(shutdown).await }
-/// });
-/// while !controller.has_synced() {
-///     tokio::task::yield_now().await;
-/// }
-/// assert!(store.get_by_key("settings").is_some());
-/// shutdown.cancel();
-/// task.await.unwrap().unwrap();
-/// # }
-/// ```
-pub fn new_informer<K, L, H>(
-    lister_watcher: L,
-    resync_period: Duration,
-    handler: H,
-) -> (Arc<Indexer<K>>, Controller<K>)
-where
-    K: Resource + Send + Sync + 'static,
-    L: ListerWatcher<K>,
-    H: ResourceEventHandler<K> + 'static,
-{
-    new_informer_with(
-        lister_watcher,
-        resync_period,
-        handler,
-        Indexers::default(),
-        None,
-    )
-}
-
-/// [`new_informer`] with indexes on the store (client-go's `NewIndexerInformer`).
-pub fn new_indexer_informer<K, L, H>(
-    lister_watcher: L,
-    resync_period: Duration,
-    handler: H,
-    indexers: Indexers<K>,
-) -> (Arc<Indexer<K>>, Controller<K>)
-where
-    K: Resource + Send + Sync + 'static,
-    L: ListerWatcher<K>,
-    H: ResourceEventHandler<K> + 'static,
-{
-    new_informer_with(lister_watcher, resync_period, handler, indexers, None)
-}
-
-/// [`new_informer`] with a transformer run on every object before it is stored or handed to the
-/// handler (client-go's `NewTransformingInformer`). The transformer must be idempotent.
-pub fn new_transforming_informer<K, L, H>(
-    lister_watcher: L,
-    resync_period: Duration,
-    handler: H,
-    transform: TransformFunc<K>,
-) -> (Arc<Indexer<K>>, Controller<K>)
-where
-    K: Resource + Send + Sync + 'static,
-    L: ListerWatcher<K>,
-    H: ResourceEventHandler<K> + 'static,
-{
-    new_informer_with(
-        lister_watcher,
-        resync_period,
-        handler,
-        Indexers::default(),
-        Some(transform),
-    )
-}
-
-/// [`new_indexer_informer`] with a transformer (client-go's `NewTransformingIndexerInformer`).
-pub fn new_transforming_indexer_informer<K, L, H>(
-    lister_watcher: L,
-    resync_period: Duration,
-    handler: H,
-    indexers: Indexers<K>,
-    transform: TransformFunc<K>,
-) -> (Arc<Indexer<K>>, Controller<K>)
-where
-    K: Resource + Send + Sync + 'static,
-    L: ListerWatcher<K>,
-    H: ResourceEventHandler<K> + 'static,
-{
-    new_informer_with(
-        lister_watcher,
-        resync_period,
-        handler,
-        indexers,
-        Some(transform),
-    )
-}
-
-fn new_informer_with<K, L, H>(
-    lister_watcher: L,
-    resync_period: Duration,
-    handler: H,
-    indexers: Indexers<K>,
-    transform: Option<TransformFunc<K>>,
-) -> (Arc<Indexer<K>>, Controller<K>)
-where
-    K: Resource + Send + Sync + 'static,
-    L: ListerWatcher<K>,
-    H: ResourceEventHandler<K> + 'static,
-{
-    let indexer = Arc::new(Indexer::new(indexers));
-    let known: Arc<dyn KnownObjects<K>> = indexer.clone();
-    let queue = InformerQueue::new(QueueMode::RealFifo, known, transform.clone());
-    let name: Arc<str> = type_name::<K>().into();
-    let handler = CatchPanics { name, handler };
-    let store = Arc::clone(&indexer);
-    let process: ProcessFunc<K> = Arc::new(move |deltas, initial| {
-        process_deltas(&handler, &store, deltas, initial).map_err(BoxError::from)
-    });
-    let mut config = ControllerConfig::new(queue, Arc::new(lister_watcher), process);
-    config.full_resync_period = resync_period;
-    config.transform = transform;
-    (indexer, Controller::new(config))
 }

@@ -73,24 +73,29 @@ mod controller;
 mod enqueue;
 mod error;
 mod handler;
+mod new_informer;
 mod object_cache;
+mod panics;
+mod process;
 mod processor;
 mod queue;
 mod shared_informer;
 mod stream;
 mod sync;
 
-pub use controller::{
-    Controller, ControllerConfig, ProcessFunc, new_indexer_informer, new_informer,
-    new_transforming_indexer_informer, new_transforming_informer, process_deltas,
-};
+pub use controller::{Controller, ControllerConfig, ProcessFunc};
 pub use enqueue::EnqueueHandler;
 pub use error::{InformerError, ObjectCacheError};
 pub use handler::{
     FilteringResourceEventHandler, InformerEvent, ResourceEventHandler, ResourceEventHandlerFuncs,
 };
 pub use kcache_store::{Lister, NamespaceLister};
+pub use new_informer::{
+    new_indexer_informer, new_informer, new_transforming_indexer_informer,
+    new_transforming_informer,
+};
 pub use object_cache::{DEFAULT_SYNC_TIMEOUT, ImmutableCheck, ListerWatcherFactory, ObjectCache};
+pub use process::process_deltas;
 pub use processor::{MINIMUM_RESYNC_PERIOD, ResourceEventHandlerRegistration};
 pub use queue::{InformerQueue, QueueMode};
 pub use shared_informer::{

@@ -7,8 +7,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use kcache_reflector::{ListFuture, ListOptions, ListerWatcher, Reflector, WatchFuture};
-use kcache_store::{Indexer, ObjectKey, Store, StoreError, Transaction};
+use kcache_reflector::{
+    ListFuture, ListOptions, ListerWatcher, Reflector, ReflectorConfig, ReflectorStore, WatchFuture,
+};
+use kcache_store::{Indexer, Store, StoreError, namespace_key};
 use kube_core::Resource;
 use parking_lot::Mutex;
 use tokio::task::JoinHandle;
@@ -58,48 +60,20 @@ struct SyncedStore<K> {
     synced: AtomicBool,
 }
 
-impl<K: Resource + Send + Sync + 'static> Store<K> for SyncedStore<K> {
-    type Item = Arc<K>;
+impl<K: Resource + Send + Sync + 'static> ReflectorStore<K> for SyncedStore<K> {
     fn add(&self, obj: Arc<K>) -> Result<(), StoreError> {
-        self.store.add(obj)
+        Store::add(&self.store, obj)
     }
     fn update(&self, obj: Arc<K>) -> Result<(), StoreError> {
-        self.store.update(obj)
+        Store::update(&self.store, obj)
     }
     fn delete(&self, obj: Arc<K>) -> Result<(), StoreError> {
-        self.store.delete(obj)
-    }
-    fn list(&self) -> Vec<Arc<K>> {
-        self.store.list()
-    }
-    fn list_keys(&self) -> Vec<ObjectKey> {
-        Store::list_keys(&self.store)
-    }
-    fn get(&self, obj: &K) -> Result<Option<Arc<K>>, StoreError> {
-        self.store.get(obj)
-    }
-    fn get_by_key(&self, key: &str) -> Option<Arc<K>> {
-        Store::get_by_key(&self.store, key)
+        Store::delete(&self.store, obj)
     }
     fn replace(&self, items: Vec<Arc<K>>, resource_version: &str) -> Result<(), StoreError> {
-        self.store.replace(items, resource_version)?;
+        Store::replace(&self.store, items, resource_version)?;
         self.synced.store(true, Ordering::Release);
         Ok(())
-    }
-    fn resync(&self) -> Result<(), StoreError> {
-        Ok(())
-    }
-    fn last_store_sync_resource_version(&self) -> String {
-        self.store.last_store_sync_resource_version()
-    }
-    fn bookmark(&self, resource_version: &str) {
-        self.store.bookmark(resource_version);
-    }
-    fn update_resource_version(&self, resource_version: &str) {
-        self.store.update_resource_version(resource_version);
-    }
-    fn transaction(&self, ops: Vec<Transaction<K>>) -> Result<(), StoreError> {
-        self.store.transaction(ops)
     }
 }
 
@@ -173,14 +147,6 @@ impl<K> fmt::Debug for ObjectCache<K> {
     }
 }
 
-fn object_key(namespace: &str, name: &str) -> String {
-    if namespace.is_empty() {
-        name.to_owned()
-    } else {
-        format!("{namespace}/{name}")
-    }
-}
-
 impl<K: Resource + Send + Sync + 'static> ObjectCache<K> {
     /// A cache of objects of `resource` (the name used in NotFound errors, for example
     /// `configmaps`), watched through the lister-watcher `lister_watcher_for(namespace)` makes.
@@ -232,7 +198,7 @@ impl<K: Resource + Send + Sync + 'static> ObjectCache<K> {
         name: &str,
         referenced_from: &str,
     ) -> Result<(), ObjectCacheError> {
-        let key = object_key(namespace, name);
+        let key = namespace_key(Some(namespace), name);
         let mut items = self.items.lock();
         if !items.contains_key(&key) {
             let item = self.start(namespace, name)?;
@@ -247,7 +213,7 @@ impl<K: Resource + Send + Sync + 'static> ObjectCache<K> {
     /// Drops one reference of `referenced_from`; when no reference is left the reflector stops
     /// and the object is forgotten.
     pub fn delete_reference(&self, namespace: &str, name: &str, referenced_from: &str) {
-        let key = object_key(namespace, name);
+        let key = namespace_key(Some(namespace), name);
         let mut items = self.items.lock();
         let Some(item) = items.get_mut(&key) else {
             return;
@@ -282,9 +248,11 @@ impl<K: Resource + Send + Sync + 'static> ObjectCache<K> {
             store: Indexer::default(),
             synced: AtomicBool::new(false),
         });
-        let reflector = Reflector::builder(lister_watcher, Arc::clone(&store))
-            .name(format!("object-{namespace:?}/{name:?}"))
-            .build();
+        let reflector = Reflector::new(
+            lister_watcher,
+            Arc::clone(&store),
+            ReflectorConfig::default().name(format!("object-{namespace:?}/{name:?}")),
+        );
         let stop = CancellationToken::new();
         let token = stop.clone();
         let task = handle.spawn(async move { reflector.run(token).await });
@@ -300,7 +268,7 @@ impl<K: Resource + Send + Sync + 'static> ObjectCache<K> {
     /// The object, once its store has synced (waiting up to the sync timeout). Errors when the
     /// object is not referenced, its store did not sync in time, or it does not exist.
     pub async fn get(&self, namespace: &str, name: &str) -> Result<Arc<K>, ObjectCacheError> {
-        let key = object_key(namespace, name);
+        let key = namespace_key(Some(namespace), name);
         let store = {
             let items = self.items.lock();
             let Some(item) = items.get(&key) else {
@@ -325,7 +293,7 @@ impl<K: Resource + Send + Sync + 'static> ObjectCache<K> {
                 timeout: self.config.sync_timeout,
             });
         }
-        let Some(obj) = Store::get_by_key(&*store, &key) else {
+        let Some(obj) = Store::get_by_key(&store.store, &key) else {
             return Err(ObjectCacheError::NotFound {
                 resource: self.config.resource.clone(),
                 name: name.to_owned(),
@@ -349,7 +317,7 @@ impl<K: Resource + Send + Sync + 'static> ObjectCache<K> {
     pub fn is_watching(&self, namespace: &str, name: &str) -> bool {
         self.items
             .lock()
-            .get(&object_key(namespace, name))
+            .get(&namespace_key(Some(namespace), name))
             .is_some_and(|i| !i.stop.is_cancelled())
     }
 

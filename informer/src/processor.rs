@@ -13,8 +13,8 @@ use tokio::task::JoinSet;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::controller::dispatch_catching;
 use crate::handler::{InformerEvent, ResourceEventHandler};
+use crate::panics::dispatch_catching;
 use crate::sync::sync_changed;
 
 /// The smallest resync period a handler can have (client-go's `minimumResyncPeriod`).

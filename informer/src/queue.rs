@@ -7,7 +7,8 @@ use kcache_deltafifo::{
     Delta, DeltaFifo, DeltaFifoOptions, Deltas, PopError, ProcessError, Queue, RealFifo,
     RealFifoOptions,
 };
-use kcache_store::{KnownObjects, ObjectKey, Store, StoreError, Transaction, TransformFunc};
+use kcache_reflector::ReflectorStore;
+use kcache_store::{KnownObjects, Store, StoreError, TransformFunc};
 use kube_core::Resource;
 
 use crate::sync::sync_changed;
@@ -28,7 +29,7 @@ pub enum QueueMode {
 }
 
 /// The queue of a [`Controller`](crate::Controller): a [`RealFifo`] or a [`DeltaFifo`], shared.
-/// It is the [`Store`] the reflector writes into (delegating to the queue inside).
+/// It is the [`ReflectorStore`] the reflector writes into (delegating to the queue inside).
 pub enum InformerQueue<K> {
     /// An in-order queue (optionally atomic).
     Real(Arc<RealFifo<K>>),
@@ -140,9 +141,7 @@ macro_rules! delegate {
     };
 }
 
-impl<K: Send + Sync + 'static> Store<K> for InformerQueue<K> {
-    type Item = Deltas<K>;
-
+impl<K: Send + Sync + 'static> ReflectorStore<K> for InformerQueue<K> {
     fn add(&self, obj: Arc<K>) -> Result<(), StoreError> {
         delegate!(self, q => q.add(obj))
     }
@@ -151,18 +150,6 @@ impl<K: Send + Sync + 'static> Store<K> for InformerQueue<K> {
     }
     fn delete(&self, obj: Arc<K>) -> Result<(), StoreError> {
         delegate!(self, q => q.delete(obj))
-    }
-    fn list(&self) -> Vec<Deltas<K>> {
-        delegate!(self, q => q.list())
-    }
-    fn list_keys(&self) -> Vec<ObjectKey> {
-        delegate!(self, q => Store::list_keys(&**q))
-    }
-    fn get(&self, obj: &K) -> Result<Option<Deltas<K>>, StoreError> {
-        delegate!(self, q => q.get(obj))
-    }
-    fn get_by_key(&self, key: &str) -> Option<Deltas<K>> {
-        delegate!(self, q => Store::get_by_key(&**q, key))
     }
     fn replace(&self, items: Vec<Arc<K>>, resource_version: &str) -> Result<(), StoreError> {
         delegate!(self, q => q.replace(items, resource_version))?;
@@ -173,16 +160,10 @@ impl<K: Send + Sync + 'static> Store<K> for InformerQueue<K> {
     fn resync(&self) -> Result<(), StoreError> {
         delegate!(self, q => q.resync())
     }
-    fn last_store_sync_resource_version(&self) -> String {
-        delegate!(self, q => q.last_store_sync_resource_version())
-    }
     fn bookmark(&self, resource_version: &str) {
         delegate!(self, q => q.bookmark(resource_version))
     }
     fn update_resource_version(&self, resource_version: &str) {
         delegate!(self, q => q.update_resource_version(resource_version))
-    }
-    fn transaction(&self, ops: Vec<Transaction<K>>) -> Result<(), StoreError> {
-        delegate!(self, q => q.transaction(ops))
     }
 }

@@ -8,10 +8,7 @@ use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use kcache_reflector::{
-    BackoffConfig, DEFAULT_MIN_WATCH_TIMEOUT, ListerWatcher, ReflectorError, ReflectorMetrics,
-    WatchErrorHandler,
-};
+use kcache_reflector::{ListerWatcher, ReflectorConfig, ReflectorError};
 use kcache_store::{
     BoxError, IndexFunc, Indexer, Indexers, KnownObjects, Lister, MaybeTombstone, NAMESPACE_INDEX,
     Store, TransformFunc, namespace_index_func,
@@ -20,11 +17,11 @@ use kube_core::Resource;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use crate::controller::{
-    Controller, ControllerConfig, ProcessFunc, panic_error, process_deltas, type_name,
-};
+use crate::controller::{Controller, ControllerConfig, ProcessFunc, type_name};
 use crate::error::InformerError;
 use crate::handler::{InformerEvent, ResourceEventHandler};
+use crate::panics::panic_error;
+use crate::process::process_deltas;
 use crate::processor::{
     MINIMUM_RESYNC_PERIOD, Processor, ResourceEventHandlerRegistration, Sink, UpstreamSynced,
     determine_resync_period,
@@ -65,16 +62,7 @@ struct Lifecycle<K> {
     resync_check_period: Duration,
     default_handler_resync: Duration,
     transform: Option<TransformFunc<K>>,
-    watch_error_handler: Option<WatchErrorHandler>,
-}
-
-struct Settings {
-    queue_mode: QueueMode,
-    page_size: u32,
-    min_watch_timeout: Duration,
-    use_watch_list: bool,
-    backoff: BackoffConfig,
-    metrics: Option<Arc<dyn ReflectorMetrics>>,
+    reflector: ReflectorConfig,
 }
 
 struct Inner<K> {
@@ -86,7 +74,7 @@ struct Inner<K> {
     /// replay and live notifications never interleave (client-go's `blockDeltas`).
     block_deltas: Mutex<()>,
     lifecycle: Mutex<Lifecycle<K>>,
-    settings: Settings,
+    queue_mode: QueueMode,
     controller: OnceLock<Arc<Controller<K>>>,
 }
 
@@ -203,7 +191,7 @@ impl<K> fmt::Debug for SharedIndexInformer<K> {
             .field("started", &lifecycle.started)
             .field("stopped", &lifecycle.stopped)
             .field("resync_check_period", &lifecycle.resync_check_period)
-            .field("queue_mode", &self.inner.settings.queue_mode)
+            .field("queue_mode", &self.inner.queue_mode)
             .field("indexer", &self.inner.indexer)
             .finish_non_exhaustive()
     }
@@ -216,8 +204,8 @@ pub struct SharedIndexInformerBuilder<K> {
     resync_period: Duration,
     indexers: Indexers<K>,
     transform: Option<TransformFunc<K>>,
-    watch_error_handler: Option<WatchErrorHandler>,
-    settings: Settings,
+    queue_mode: QueueMode,
+    reflector: ReflectorConfig,
 }
 
 impl<K> fmt::Debug for SharedIndexInformerBuilder<K> {
@@ -227,9 +215,8 @@ impl<K> fmt::Debug for SharedIndexInformerBuilder<K> {
             .field("resync_period", &self.resync_period)
             .field("indexers", &self.indexers.keys().collect::<Vec<_>>())
             .field("transform", &self.transform.is_some())
-            .field("queue_mode", &self.settings.queue_mode)
-            .field("page_size", &self.settings.page_size)
-            .field("use_watch_list", &self.settings.use_watch_list)
+            .field("queue_mode", &self.queue_mode)
+            .field("reflector", &self.reflector)
             .finish_non_exhaustive()
     }
 }
@@ -273,56 +260,19 @@ impl<K: Resource + Send + Sync + 'static> SharedIndexInformerBuilder<K> {
         self
     }
 
-    /// Receives the error of each failed list-and-watch round (default: a warning log).
-    #[must_use]
-    pub fn watch_error_handler(
-        mut self,
-        handler: impl Fn(&ReflectorError) + Send + Sync + 'static,
-    ) -> Self {
-        self.watch_error_handler = Some(Arc::new(handler));
-        self
-    }
-
     /// The queue between reflector and cache (default [`QueueMode::RealFifo`]).
     #[must_use]
     pub fn queue_mode(mut self, mode: QueueMode) -> Self {
-        self.settings.queue_mode = mode;
+        self.queue_mode = mode;
         self
     }
 
-    /// The page size of lists (0: the reflector's default rules).
+    /// How the reflector lists and watches: page size, watch-list, watch timeout, backoff,
+    /// metrics (including the progress of each list page), watch-error handler. The informer
+    /// sets the reflector's name and resync period itself.
     #[must_use]
-    pub fn page_size(mut self, page_size: u32) -> Self {
-        self.settings.page_size = page_size;
-        self
-    }
-
-    /// Use the streaming watch-list to get the initial state (default: off).
-    #[must_use]
-    pub fn use_watch_list(mut self, on: bool) -> Self {
-        self.settings.use_watch_list = on;
-        self
-    }
-
-    /// The minimum watch timeout (default 5 minutes).
-    #[must_use]
-    pub fn min_watch_timeout(mut self, min: Duration) -> Self {
-        self.settings.min_watch_timeout = min;
-        self
-    }
-
-    /// The reflector's backoff between failed rounds.
-    #[must_use]
-    pub fn backoff(mut self, backoff: BackoffConfig) -> Self {
-        self.settings.backoff = backoff;
-        self
-    }
-
-    /// Where the reflector's metrics go, including the progress of each list page (default:
-    /// nowhere).
-    #[must_use]
-    pub fn reflector_metrics(mut self, metrics: Arc<dyn ReflectorMetrics>) -> Self {
-        self.settings.metrics = Some(metrics);
+    pub fn reflector(mut self, config: ReflectorConfig) -> Self {
+        self.reflector = config;
         self
     }
 
@@ -349,9 +299,9 @@ impl<K: Resource + Send + Sync + 'static> SharedIndexInformerBuilder<K> {
                     resync_check_period: self.resync_period,
                     default_handler_resync: self.resync_period,
                     transform: self.transform,
-                    watch_error_handler: self.watch_error_handler,
+                    reflector: self.reflector,
                 }),
-                settings: self.settings,
+                queue_mode: self.queue_mode,
                 controller: OnceLock::new(),
             }
         });
@@ -369,15 +319,8 @@ impl<K: Resource + Send + Sync + 'static> SharedIndexInformer<K> {
             resync_period: Duration::ZERO,
             indexers: Indexers::default(),
             transform: None,
-            watch_error_handler: None,
-            settings: Settings {
-                queue_mode: QueueMode::default(),
-                page_size: 0,
-                min_watch_timeout: DEFAULT_MIN_WATCH_TIMEOUT,
-                use_watch_list: false,
-                backoff: BackoffConfig::default(),
-                metrics: None,
-            },
+            queue_mode: QueueMode::default(),
+            reflector: ReflectorConfig::default(),
         }
     }
 
@@ -534,7 +477,7 @@ impl<K: Resource + Send + Sync + 'static> SharedIndexInformer<K> {
                 what: "watch error handler",
             });
         }
-        lifecycle.watch_error_handler = Some(Arc::new(handler));
+        lifecycle.reflector = lifecycle.reflector.clone().watch_error_handler(handler);
         Ok(())
     }
 
@@ -655,7 +598,7 @@ fn start<K: Resource + Send + Sync + 'static>(
     lifecycle.started = true;
     let known: Arc<dyn KnownObjects<K>> = inner.indexer.clone();
     let queue = InformerQueue::new(
-        inner.settings.queue_mode,
+        inner.queue_mode,
         Arc::clone(&known),
         lifecycle.transform.clone(),
     );
@@ -686,24 +629,20 @@ fn start<K: Resource + Send + Sync + 'static>(
         }
         first_error.map_or(Ok(()), Err)
     });
-    let mut config = ControllerConfig::new(queue, Arc::clone(&inner.lister_watcher), process);
-    config.name = inner.name.to_string();
-    config.full_resync_period = lifecycle.resync_check_period;
-    let weak = Arc::downgrade(inner);
-    config.should_resync = Some(Arc::new(move || {
-        weak.upgrade()
-            .is_some_and(|inner| inner.processor.should_resync())
-    }));
-    config.watch_error_handler = lifecycle.watch_error_handler.clone();
-    config.page_size = inner.settings.page_size;
-    config.min_watch_timeout = inner.settings.min_watch_timeout;
-    config.use_watch_list = inner.settings.use_watch_list;
-    config.backoff = inner.settings.backoff;
-    config.metrics = inner.settings.metrics.clone();
     // A transformer is idempotent and may see cached objects again, so reused Arcs pass through
     // it: one that has nothing left to change (drop_managed_fields) returns them as they are.
-    config.reuse_unchanged = Some(known);
-    config.transform = lifecycle.transform.clone();
+    inner.lister_watcher.reuse_known_objects(known);
+    let weak = Arc::downgrade(inner);
+    let mut config = ControllerConfig::new(queue, Arc::clone(&inner.lister_watcher), process);
+    config.reflector = lifecycle
+        .reflector
+        .clone()
+        .name(inner.name.to_string())
+        .resync_period(lifecycle.resync_check_period)
+        .should_resync(move || {
+            weak.upgrade()
+                .is_some_and(|inner| inner.processor.should_resync())
+        });
     let controller = Arc::new(Controller::new(config));
     let _ = inner.controller.set(Arc::clone(&controller));
     Ok(controller)

@@ -77,7 +77,7 @@ pub mod prelude {
         SharedIndexInformer,
     };
     #[cfg(feature = "reflector")]
-    pub use kcache_reflector::{KubeListerWatcher, Reflector};
+    pub use kcache_reflector::{KubeListerWatcher, Reflector, ReflectorConfig};
     #[cfg(feature = "store")]
     pub use kcache_store::{
         Indexer, Lister, MaybeTombstone, NamespaceLister, Store, meta_namespace_key,

@@ -15,7 +15,9 @@ use std::time::Duration;
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use k8s_openapi::api::core::v1::Pod;
 use kcache_reflector::testing::FakeControllerSource;
-use kcache_reflector::{KubeListerWatcher, ListerWatcher, Reflector, ReflectorMetrics, WatchEvent};
+use kcache_reflector::{
+    KubeListerWatcher, ListerWatcher, Reflector, ReflectorConfig, ReflectorMetrics, WatchEvent,
+};
 use kcache_store::Indexer;
 use kcache_store::testing::{pod_json, pods};
 use tokio::runtime::Runtime;
@@ -49,18 +51,18 @@ fn runtime() -> Runtime {
 async fn sync_once<L: ListerWatcher<Pod>>(
     lw: L,
     target: &str,
-    configure: impl FnOnce(
-        kcache_reflector::ReflectorBuilder<Pod, L, Indexer<Pod>>,
-    ) -> kcache_reflector::ReflectorBuilder<Pod, L, Indexer<Pod>>,
+    config: ReflectorConfig,
 ) -> Arc<Indexer<Pod>> {
     let store = Arc::new(Indexer::<Pod>::with_namespace_index());
     let signal = Arc::new(Signal {
         target: target.to_owned(),
         reached: Notify::new(),
     });
-    let reflector = Arc::new(
-        configure(Reflector::builder(lw, Arc::clone(&store)).metrics(signal.clone())).build(),
-    );
+    let reflector = Arc::new(Reflector::new(
+        lw,
+        Arc::clone(&store),
+        config.metrics(signal.clone()),
+    ));
     let shutdown = CancellationToken::new();
     let task = tokio::spawn({
         let (r, s) = (Arc::clone(&reflector), shutdown.clone());
@@ -96,9 +98,13 @@ fn initial_sync_fake(c: &mut Criterion) {
             group.bench_with_input(BenchmarkId::new(mode, n), &n, |b, _| {
                 b.iter(|| {
                     rt.block_on(async {
-                        let store = sync_once(Arc::clone(&source), &target, |b| {
-                            b.page_size(page_size).use_watch_list(watch_list)
-                        })
+                        let store = sync_once(
+                            Arc::clone(&source),
+                            &target,
+                            ReflectorConfig::default()
+                                .page_size(page_size)
+                                .use_watch_list(watch_list),
+                        )
                         .await;
                         assert_eq!(store.len(), n);
                     })
@@ -143,7 +149,7 @@ fn watch_stream_fake(c: &mut Criterion) {
                     }
                 };
                 let feeder = tokio::spawn(feeder);
-                sync_once(Arc::clone(&source), "999999999", |b| b).await;
+                sync_once(Arc::clone(&source), "999999999", ReflectorConfig::default()).await;
                 feeder.await.unwrap();
             })
         });
@@ -268,7 +274,7 @@ fn kube_http(c: &mut Criterion) {
                         .decode_parallelism(parallelism)
                         .prefetch_pages(prefetch);
                     // The first list is at "0" with limit 500; the server pages it.
-                    let store = sync_once(lw, &n.to_string(), |b| b).await;
+                    let store = sync_once(lw, &n.to_string(), ReflectorConfig::default()).await;
                     assert_eq!(store.len(), n);
                 })
             });
@@ -281,7 +287,7 @@ fn kube_http(c: &mut Criterion) {
                 // An empty list at RV n, then n watch events.
                 let lw = KubeListerWatcher::new(kube_client::Api::<Pod>::all(client.clone()))
                     .tweak_list_options(|o| o.label_selector = Some("bench=watch".into()));
-                sync_once(lw, &last_rv, |b| b).await;
+                sync_once(lw, &last_rv, ReflectorConfig::default()).await;
             })
         });
     });

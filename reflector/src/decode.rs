@@ -7,7 +7,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use kcache_store::namespace_key;
+use kcache_store::{BoxError, TransformFunc, namespace_key};
 use kube_core::Status;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -149,6 +149,7 @@ pub(crate) fn decode_items<K: DeserializeOwned>(
     body: &Bytes,
     ranges: &[Range<usize>],
     known: Option<&KnownLookup<K>>,
+    transform: Option<&TransformFunc<K>>,
 ) -> Result<Vec<Arc<K>>, ListWatchError> {
     ObjectDecoder::with_local(|decoder| {
         ranges
@@ -158,12 +159,41 @@ pub(crate) fn decode_items<K: DeserializeOwned>(
                 if let Some(copy) = known.and_then(|known| known_copy(slice, known)) {
                     return Ok(copy);
                 }
-                decoder
+                let obj = decoder
                     .decode::<K>(slice)
                     .map(Arc::new)
-                    .map_err(|e| decode_error("list item", &e))
+                    .map_err(|e| decode_error("list item", &e))?;
+                transformed(obj, transform).map_err(ListWatchError::Transform)
             })
             .collect()
+    })
+}
+
+/// `obj` as `transform` makes it (unchanged without one). Freshly decoded objects are
+/// unshared, so a transform that edits them in place copies nothing.
+pub(crate) fn transformed<K>(
+    obj: Arc<K>,
+    transform: Option<&TransformFunc<K>>,
+) -> Result<Arc<K>, BoxError> {
+    match transform {
+        Some(transform) => transform(obj),
+        None => Ok(obj),
+    }
+}
+
+/// The event with its object transformed (bookmarks and errors unchanged).
+pub(crate) fn transform_event<K>(
+    event: WatchEvent<K>,
+    transform: Option<&TransformFunc<K>>,
+) -> Result<WatchEvent<K>, BoxError> {
+    if transform.is_none() {
+        return Ok(event);
+    }
+    Ok(match event {
+        WatchEvent::Added(obj) => WatchEvent::Added(transformed(obj, transform)?),
+        WatchEvent::Modified(obj) => WatchEvent::Modified(transformed(obj, transform)?),
+        WatchEvent::Deleted(obj) => WatchEvent::Deleted(transformed(obj, transform)?),
+        other => other,
     })
 }
 

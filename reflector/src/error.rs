@@ -116,7 +116,8 @@ pub fn is_watch_error_retriable(err: &ListWatchError) -> bool {
     is_connection_error(err) || is_too_many_requests(err)
 }
 
-/// Builders of the Status errors servers send, for fakes and tests.
+/// Builders of the Status errors servers send, for fakes and tests (feature `testing`).
+#[cfg(any(test, feature = "testing"))]
 pub mod status {
     use kube_core::Status;
     use kube_core::response::{StatusCause, StatusDetails, StatusSummary};

@@ -3,8 +3,9 @@
 //!
 //! - [`ListerWatcher`] is the contract: one list page, or one watch stream, of a resource.
 //! - [`Reflector`] lists (paginated, or with the streaming watch-list), replaces a
-//!   [`Store`](kcache_store::Store), then watches and applies every event, with client-go's
-//!   resource-version, pagination, relist and backoff rules.
+//!   [`ReflectorStore`] (an `Indexer`, an informer's queue), then watches and applies every
+//!   event, with client-go's resource-version, pagination, relist and backoff rules, as its
+//!   [`ReflectorConfig`] says.
 //! - [`KubeListerWatcher`] lists and watches over kube-client (typed objects, `DynamicObject`,
 //!   metadata only), decoding off the task that reads the socket.
 //! - [`ListWatch`] builds a lister-watcher from two closures.
@@ -15,7 +16,7 @@
 //! use std::sync::Arc;
 //! use futures::stream;
 //! use k8s_openapi::api::core::v1::Pod;
-//! use kcache_reflector::{ListPage, ListWatch, Reflector, WatchStream};
+//! use kcache_reflector::{ListPage, ListWatch, Reflector, ReflectorConfig, WatchStream};
 //! use kcache_store::{Indexer, Store};
 //! use tokio_util::sync::CancellationToken;
 //!
@@ -35,7 +36,7 @@
 //!     |_options| async { Ok(Box::pin(stream::pending()) as WatchStream<Pod>) },
 //! );
 //! let store = Arc::new(Indexer::<Pod>::default());
-//! let reflector = Arc::new(Reflector::builder(lw, Arc::clone(&store)).name("pods").build());
+//! let reflector = Arc::new(Reflector::new(lw, Arc::clone(&store), ReflectorConfig::default().name("pods")));
 //! let shutdown = CancellationToken::new();
 //! let task = tokio::spawn({
 //!     let (reflector, shutdown) = (Arc::clone(&reflector), shutdown.clone());
@@ -56,6 +57,7 @@
 #![allow(clippy::result_large_err, clippy::large_enum_variant)]
 
 mod backoff;
+mod config;
 mod decode;
 mod error;
 #[cfg(feature = "fuzzing")]
@@ -67,15 +69,20 @@ mod list_watch;
 mod lister_watcher;
 mod metrics;
 mod reflector;
+mod reflector_store;
 #[cfg(feature = "testing")]
 pub mod testing;
-mod type_check;
 
 pub use backoff::BackoffConfig;
+pub use config::{
+    DEFAULT_MIN_WATCH_TIMEOUT, DEFAULT_PAGE_SIZE, ReflectorConfig, ShouldResync, WatchErrorHandler,
+};
+#[cfg(feature = "testing")]
+pub use error::status;
 pub use error::{
     ReflectorError, is_connection_error, is_expired, is_expired_status,
     is_too_large_resource_version, is_too_large_resource_version_status, is_too_many_requests,
-    is_watch_error_retriable, status,
+    is_watch_error_retriable,
 };
 pub use kube::{DEFAULT_MAX_WATCH_LINE_BYTES, KubeListerWatcher, TweakListOptions};
 pub use list_watch::ListWatch;
@@ -84,8 +91,5 @@ pub use lister_watcher::{
     ListerWatcher, ResourceVersionMatch, WatchEvent, WatchFuture, WatchStream,
 };
 pub use metrics::{NoopMetrics, ReflectorMetrics};
-pub use reflector::{
-    DEFAULT_MIN_WATCH_TIMEOUT, DEFAULT_PAGE_SIZE, Reflector, ReflectorBuilder, ShouldResync,
-    TypeCheck, WatchErrorHandler,
-};
-pub use type_check::{ObjectTypeMeta, expect_kind};
+pub use reflector::Reflector;
+pub use reflector_store::ReflectorStore;

@@ -243,7 +243,7 @@ pub(crate) fn decode_list_body<K: serde::de::DeserializeOwned>(
     scanner.finish().ok()?;
     let mut items = 0;
     for batch in batches {
-        items += crate::decode::decode_items::<K>(&batch.body, &batch.items, None)
+        items += crate::decode::decode_items::<K>(&batch.body, &batch.items, None, None)
             .ok()?
             .len();
     }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
-use kcache_store::KnownObjects;
+use kcache_store::{BoxError, KnownObjects};
 use kube_core::Status;
 
 /// `resourceVersionMatch` of a list or watch-list request.
@@ -126,6 +126,9 @@ pub enum ListWatchError {
         /// The bound, in bytes.
         limit: usize,
     },
+    /// The lister-watcher's transform rejected an object.
+    #[error("transform failed: {0}")]
+    Transform(#[source] BoxError),
     /// Anything else.
     #[error("{0}")]
     Other(String),
@@ -147,8 +150,8 @@ pub trait ListerWatcher<K>: Send + Sync + 'static {
     fn list(&self, options: &ListOptions) -> ListFuture<'_, K>;
     /// Opens a watch stream.
     fn watch(&self, options: &ListOptions) -> WatchFuture<'_, K>;
-    /// Offers the objects already held for this resource (the reflector does when it is built
-    /// with `reuse_unchanged`). A lister-watcher may then return the known `Arc` for a listed
+    /// Offers the objects already held for this resource (a shared informer offers its
+    /// indexer). A lister-watcher may then return the known `Arc` for a listed
     /// object whose key and resource version match, without decoding it again, so that a relist
     /// never holds two copies of the unchanged objects. The default ignores them.
     fn reuse_known_objects(&self, known: Arc<dyn KnownObjects<K>>) {

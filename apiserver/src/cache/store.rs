@@ -1,9 +1,10 @@
-//! The reflector-facing side: the [`Store`] a kcache-reflector writes the resource's list and
-//! watch events into; each write updates the state and appends to the ring buffer.
+//! The reflector-facing side: the [`ReflectorStore`] a kcache-reflector writes the resource's
+//! list and watch events into; each write updates the state and appends to the ring buffer.
 
 use std::sync::{Arc, OnceLock};
 
-use kcache_store::{ObjectKey, Store, StoreError, Transaction, TransactionType};
+use kcache_reflector::ReflectorStore;
+use kcache_store::{Store, StoreError};
 use tokio::time::Instant;
 
 use super::dispatch::Dispatch;
@@ -26,7 +27,7 @@ impl WatchCache {
                 EventType::Deleted
             }
             (false, had) => {
-                state.store.add(Arc::clone(&obj))?;
+                Store::add(&state.store, Arc::clone(&obj))?;
                 if had {
                     EventType::Modified
                 } else {
@@ -72,9 +73,7 @@ impl WatchCache {
     }
 }
 
-impl Store<Object> for WatchCache {
-    type Item = Arc<Object>;
-
+impl ReflectorStore<Object> for WatchCache {
     fn add(&self, obj: Arc<Object>) -> Result<(), StoreError> {
         self.apply(obj, false)
     }
@@ -87,27 +86,11 @@ impl Store<Object> for WatchCache {
         self.apply(obj, true)
     }
 
-    fn list(&self) -> Vec<Arc<Object>> {
-        self.state.read().store.list()
-    }
-
-    fn list_keys(&self) -> Vec<ObjectKey> {
-        Store::list_keys(&self.state.read().store)
-    }
-
-    fn get(&self, obj: &Object) -> Result<Option<Arc<Object>>, StoreError> {
-        Store::get(&self.state.read().store, obj)
-    }
-
-    fn get_by_key(&self, key: &str) -> Option<Arc<Object>> {
-        Store::get_by_key(&self.state.read().store, key)
-    }
-
     fn replace(&self, items: Vec<Arc<Object>>, resource_version: &str) -> Result<(), StoreError> {
         let rv = resource_version::parse_or_zero(resource_version);
         let was_ready = {
             let mut state = self.state.write();
-            state.store.replace(items, resource_version)?;
+            Store::replace(&state.store, items, resource_version)?;
             state.ring.clear();
             state.window_start = rv;
             let was_ready = state.ready;
@@ -124,31 +107,11 @@ impl Store<Object> for WatchCache {
         Ok(())
     }
 
-    fn resync(&self) -> Result<(), StoreError> {
-        Ok(())
-    }
-
-    fn last_store_sync_resource_version(&self) -> String {
-        self.state.read().rv.to_string()
-    }
-
     fn bookmark(&self, resource_version: &str) {
         self.set_rv_and_progress(resource_version::parse_or_zero(resource_version));
     }
 
     fn update_resource_version(&self, resource_version: &str) {
         self.set_rv_and_progress(resource_version::parse_or_zero(resource_version));
-    }
-
-    fn transaction(&self, ops: Vec<Transaction<Object>>) -> Result<(), StoreError> {
-        for op in ops {
-            match op.kind {
-                TransactionType::Added | TransactionType::Updated => {
-                    self.apply(op.object, false)?
-                }
-                TransactionType::Deleted => self.apply(op.object, true)?,
-            }
-        }
-        Ok(())
     }
 }

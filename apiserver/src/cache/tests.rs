@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use kcache_store::Store;
+use kcache_reflector::ReflectorStore;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 

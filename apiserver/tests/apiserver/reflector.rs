@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kcache_apiserver::{Object, TestServer};
-use kcache_reflector::{KubeListerWatcher, Reflector};
+use kcache_reflector::{KubeListerWatcher, Reflector, ReflectorConfig};
 use kcache_store::{Indexer, Store};
 use kube_client::Api;
 use kube_client::api::{DeleteParams, PostParams};
@@ -67,10 +67,13 @@ fn run(server: &TestServer, watch_list: bool, tweak: Option<&'static str>) -> Ru
         lw = lw.tweak_list_options(move |o| o.label_selector = Some(selector.to_owned()));
     }
     let store: Cms = Arc::new(Indexer::default());
-    let reflector = Reflector::builder(lw, Arc::clone(&store))
-        .page_size(2)
-        .use_watch_list(watch_list)
-        .build();
+    let reflector = Reflector::new(
+        lw,
+        Arc::clone(&store),
+        ReflectorConfig::default()
+            .page_size(2)
+            .use_watch_list(watch_list),
+    );
     let stop = CancellationToken::new();
     let token = stop.clone();
     tokio::spawn(async move { reflector.run(token).await });

@@ -450,11 +450,14 @@ async fn factory_passes_reflector_metrics_and_the_watch_error_handler_through() 
     let pages = Arc::new(Pages::default());
     let (errors_tx, mut errors) = tokio::sync::mpsc::unbounded_channel();
     let factory = SharedInformerFactory::builder(client)
-        .page_size(2)
-        .reflector_metrics(pages.clone())
-        .watch_error_handler(move |e| {
-            let _ = errors_tx.send(e.to_string());
-        })
+        .reflector(
+            kcache_reflector::ReflectorConfig::default()
+                .page_size(2)
+                .metrics(pages.clone())
+                .watch_error_handler(move |e| {
+                    let _ = errors_tx.send(e.to_string());
+                }),
+        )
         .build();
     let _cms = factory.informer::<ConfigMap>();
     let _missing = factory.dynamic_informer(&unserved(), true);

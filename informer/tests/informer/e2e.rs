@@ -12,7 +12,9 @@ use kcache_informer::{
     ObjectCache, ObjectCacheError, ResourceEventHandlerFuncs, SharedIndexInformer,
     wait_for_cache_sync,
 };
-use kcache_reflector::{KubeListerWatcher, ListFuture, ListOptions, ListerWatcher, WatchFuture};
+use kcache_reflector::{
+    KubeListerWatcher, ListFuture, ListOptions, ListerWatcher, ReflectorConfig, WatchFuture,
+};
 use kube_client::Api;
 use kube_client::api::{DeleteParams, PostParams};
 use tokio::sync::{Notify, mpsc};
@@ -288,7 +290,7 @@ async fn paginated_list_syncs_at_the_first_pages_resource_version_end_to_end() {
     };
     let informer = SharedIndexInformer::builder(lw)
         .name("configmaps")
-        .page_size(1)
+        .reflector(ReflectorConfig::default().page_size(1))
         .build();
     let started = run_informer(server, informer);
     let mut events = started.informer.event_stream().unwrap();

@@ -7,7 +7,7 @@ use k8s_openapi::api::core::v1::Pod;
 use kcache_informer::{
     InformerError, QueueMode, ResourceEventHandlerFuncs, SharedIndexInformer, wait_for_cache_sync,
 };
-use kcache_reflector::ListWatchError;
+use kcache_reflector::{ListWatchError, ReflectorConfig};
 use kcache_store::{Indexers, Store, label_index_func};
 use tokio_util::sync::CancellationToken;
 
@@ -491,7 +491,7 @@ async fn dropping_the_run_future_stops_the_informer() {
 async fn watch_list_mode_syncs_from_one_watch_and_follows() {
     let source = source_with(2);
     let informer = SharedIndexInformer::builder(Arc::clone(&source))
-        .use_watch_list(true)
+        .reflector(ReflectorConfig::default().use_watch_list(true))
         .build();
     let mut events = informer.event_stream().unwrap();
     let running = Running::start(Arc::clone(&source), informer.clone());

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Pod;
 use kcache_reflector::testing::FakeControllerSource;
-use kcache_reflector::{ListWatchError, Reflector, status};
+use kcache_reflector::{ListWatchError, Reflector, ReflectorConfig, status};
 use kcache_store::{Indexer, Store};
 use proptest::prelude::*;
 
@@ -85,12 +85,13 @@ fn converges(ops: Vec<Op>, watch_list: bool) -> Result<(), TestCaseError> {
     rt.block_on(async {
         let source = Arc::new(FakeControllerSource::<Pod>::with_history(8));
         let store = Arc::new(Indexer::<Pod>::default());
-        let reflector = Arc::new(
-            Reflector::builder(Arc::clone(&source), Arc::clone(&store))
+        let reflector = Arc::new(Reflector::new(
+            Arc::clone(&source),
+            Arc::clone(&store),
+            ReflectorConfig::default()
                 .use_watch_list(watch_list)
-                .page_size(3)
-                .build(),
-        );
+                .page_size(3),
+        ));
         let running = run(&reflector);
         for op in &ops {
             apply(&source, op);

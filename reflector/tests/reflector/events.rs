@@ -5,9 +5,8 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use kcache_reflector::testing::FakeControllerSource;
-use kcache_reflector::{Bookmark, Reflector, WatchEvent, expect_kind};
+use kcache_reflector::{Bookmark, Reflector, ReflectorConfig, WatchEvent};
 use kcache_store::{Indexer, Store};
-use kube_core::{ApiResource, DynamicObject, GroupVersionKind};
 
 use crate::support::*;
 
@@ -65,7 +64,11 @@ async fn bookmark_moves_last_rv_without_touching_objects() {
         },
     );
     let store = Arc::new(RecordingStore::default());
-    let reflector = Arc::new(Reflector::builder(lw, Arc::clone(&store)).build());
+    let reflector = Arc::new(Reflector::new(
+        lw,
+        Arc::clone(&store),
+        ReflectorConfig::default(),
+    ));
     let running = run(&reflector);
     let got = next_calls(&mut calls, 3).await;
     assert_eq!(
@@ -76,39 +79,6 @@ async fn bookmark_moves_last_rv_without_touching_objects() {
     assert_eq!(store.ops(), ["replace 1 10", "bookmark 42", "rv 42"]);
     assert_eq!(store.inner.last_store_sync_resource_version(), "42");
     running.stop().await;
-}
-
-#[tokio::test(start_paused = true)]
-async fn wrong_type_events_dropped() {
-    let gvk = GroupVersionKind::gvk("", "v1", "Pod");
-    let pod_resource = ApiResource::from_gvk(&gvk);
-    let cm_resource = ApiResource::from_gvk(&GroupVersionKind::gvk("", "v1", "ConfigMap"));
-    let source = Arc::new(FakeControllerSource::<DynamicObject>::new());
-    let store = Arc::new(Indexer::<DynamicObject>::default());
-    let reflector = Arc::new(
-        Reflector::builder(Arc::clone(&source), Arc::clone(&store))
-            .expected_type(expect_kind("v1", "Pod"))
-            .build(),
-    );
-    let shutdown = tokio_util::sync::CancellationToken::new();
-    let task = tokio::spawn({
-        let (r, s) = (Arc::clone(&reflector), shutdown.clone());
-        async move { r.run(s).await }
-    });
-    source.wait_for_calls(2).await;
-    let wrong = Arc::new(DynamicObject::new("cm", &cm_resource).within("ns"));
-    source.send_event(|| WatchEvent::Added(Arc::clone(&wrong)));
-    source.add(DynamicObject::new("right", &pod_resource).within("ns"));
-    while reflector.last_sync_resource_version() != "1" {
-        tokio::task::yield_now().await;
-    }
-    assert!(
-        store.get_by_key("ns/cm").is_none(),
-        "the ConfigMap was skipped"
-    );
-    assert!(store.get_by_key("ns/right").is_some());
-    shutdown.cancel();
-    task.await.unwrap();
 }
 
 #[tokio::test(start_paused = true)]
@@ -128,8 +98,10 @@ async fn resync_calls_store_resync_when_should_resync() {
     source.set_honour_timeouts(false);
     let store = Arc::new(RecordingStore::default());
     let ticks = Arc::new(parking_lot::Mutex::new(0u32));
-    let reflector = Arc::new(
-        Reflector::builder(Arc::clone(&source), Arc::clone(&store))
+    let reflector = Arc::new(Reflector::new(
+        Arc::clone(&source),
+        Arc::clone(&store),
+        ReflectorConfig::default()
             .resync_period(Duration::from_secs(30))
             .should_resync({
                 let ticks = Arc::clone(&ticks);
@@ -138,9 +110,8 @@ async fn resync_calls_store_resync_when_should_resync() {
                     *t += 1;
                     *t % 2 == 0
                 }
-            })
-            .build(),
-    );
+            }),
+    ));
     let running = run(&reflector);
     source.wait_for_calls(2).await;
     tokio::time::sleep(Duration::from_secs(30 * 4 + 1)).await;
@@ -157,7 +128,11 @@ async fn resync_calls_store_resync_when_should_resync() {
 async fn last_sync_resource_version_readable_while_running() {
     let source = Arc::new(FakeControllerSource::new());
     let store = Arc::new(Indexer::default());
-    let reflector = Arc::new(Reflector::builder(Arc::clone(&source), Arc::clone(&store)).build());
+    let reflector = Arc::new(Reflector::new(
+        Arc::clone(&source),
+        Arc::clone(&store),
+        ReflectorConfig::default(),
+    ));
     assert_eq!(reflector.last_sync_resource_version(), "");
     let running = run(&reflector);
     source.wait_for_calls(2).await;
@@ -202,12 +177,13 @@ async fn metrics_hooks_see_lists_watches_events_and_skips() {
     source.add(pod("a", ""));
     let metrics = Arc::new(CountingMetrics::default());
     let store = Arc::new(RecordingStore::default());
-    let reflector = Arc::new(
-        Reflector::builder(Arc::clone(&source), Arc::clone(&store))
+    let reflector = Arc::new(Reflector::new(
+        Arc::clone(&source),
+        Arc::clone(&store),
+        ReflectorConfig::default()
             .name("pods")
-            .metrics(Arc::clone(&metrics) as _)
-            .build(),
-    );
+            .metrics(Arc::clone(&metrics) as _),
+    ));
     let running = run(&reflector);
     source.wait_for_calls(2).await;
     source.send_event(|| WatchEvent::Added(Arc::new(k8s_openapi::api::core::v1::Pod::default())));

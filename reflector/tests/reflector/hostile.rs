@@ -15,7 +15,7 @@ use futures::channel::mpsc;
 use k8s_openapi::api::core::v1::Pod;
 use kcache_reflector::{
     DEFAULT_MAX_WATCH_LINE_BYTES, KubeListerWatcher, ListOptions, ListWatchError, ListerWatcher,
-    Reflector, ReflectorError, WatchEvent,
+    Reflector, ReflectorConfig, ReflectorError, WatchEvent,
 };
 use kcache_store::Store;
 use kcache_store::testing::pod_json;
@@ -118,16 +118,13 @@ async fn first_error(list: Answer) -> (Seen, Arc<RecordingStore>) {
     let client = serve([list], "").await;
     let store = cached_store();
     let (errors_tx, mut errors) = mpsc::unbounded();
-    let reflector = Arc::new(
-        Reflector::builder(
-            KubeListerWatcher::new(Api::<Pod>::all(client)),
-            Arc::clone(&store),
-        )
-        .watch_error_handler(move |e| {
+    let reflector = Arc::new(Reflector::new(
+        KubeListerWatcher::new(Api::<Pod>::all(client)),
+        Arc::clone(&store),
+        ReflectorConfig::default().watch_error_handler(move |e| {
             let _ = errors_tx.unbounded_send(seen(e));
-        })
-        .build(),
-    );
+        }),
+    ));
     let running = run(&reflector);
     // Bounds the wait: a body wrongly accepted fails the test instead of hanging it.
     let seen = tokio::time::timeout(Duration::from_secs(20), errors.next())
@@ -295,13 +292,11 @@ async fn a_garbage_watch_is_not_applied_and_the_reflector_relists() {
     )
     .await;
     let store = cached_store();
-    let reflector = Arc::new(
-        Reflector::builder(
-            KubeListerWatcher::new(Api::<Pod>::all(client)),
-            Arc::clone(&store),
-        )
-        .build(),
-    );
+    let reflector = Arc::new(Reflector::new(
+        KubeListerWatcher::new(Api::<Pod>::all(client)),
+        Arc::clone(&store),
+        ReflectorConfig::default(),
+    ));
     let running = run(&reflector);
     store.wait_for("replace 1 20").await;
     running.stop().await;

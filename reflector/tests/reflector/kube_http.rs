@@ -1,6 +1,7 @@
 //! [`KubeListerWatcher`] over HTTP against a small canned server on 127.0.0.1.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use axum::body::Body;
 use axum::extract::State;
@@ -9,8 +10,8 @@ use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Pod;
 use kcache_reflector::{
-    KubeListerWatcher, ListOptions, ListWatchError, ListerWatcher, Reflector, WatchEvent,
-    is_expired,
+    KubeListerWatcher, ListOptions, ListWatchError, ListerWatcher, Reflector, ReflectorConfig,
+    WatchEvent, is_expired,
 };
 use kcache_store::testing::pod_json;
 use kube_client::{Api, Client, Config};
@@ -293,14 +294,11 @@ async fn reflector_over_kube_lister_watcher_syncs_the_store() {
     let (server, client) = start().await;
     *server.watch_body.lock() = vec![event("MODIFIED", pod_json(0, 3, 11))];
     let store = Arc::new(RecordingStore::default());
-    let reflector = Arc::new(
-        Reflector::builder(
-            KubeListerWatcher::new(Api::<Pod>::all(client)),
-            Arc::clone(&store),
-        )
-        .page_size(2)
-        .build(),
-    );
+    let reflector = Arc::new(Reflector::new(
+        KubeListerWatcher::new(Api::<Pod>::all(client)),
+        Arc::clone(&store),
+        ReflectorConfig::default().page_size(2),
+    ));
     let shutdown = CancellationToken::new();
     let task = tokio::spawn({
         let (r, s) = (Arc::clone(&reflector), shutdown.clone());
@@ -360,4 +358,45 @@ async fn kube_lister_watcher_reuses_known_objects_with_the_same_resource_version
         page.items[1].metadata.resource_version.as_deref(),
         Some("2")
     );
+}
+
+#[tokio::test]
+async fn kube_lister_watcher_transforms_each_decoded_list_item_and_watch_event() {
+    let (server, client) = start().await;
+    *server.watch_body.lock() = vec![event("MODIFIED", pod_json(0, 3, 11))];
+    let calls = Arc::new(AtomicUsize::new(0));
+    let lw = KubeListerWatcher::new(Api::<Pod>::all(client)).transform({
+        let calls = Arc::clone(&calls);
+        Arc::new(move |mut pod: Arc<Pod>| {
+            calls.fetch_add(1, Ordering::Relaxed);
+            Arc::make_mut(&mut pod).metadata.managed_fields = None;
+            Ok(pod)
+        })
+    });
+    let page = lw.list(&ListOptions::default()).await.unwrap();
+    assert_eq!(page.items.len(), 5);
+    assert!(
+        page.items
+            .iter()
+            .all(|p| p.metadata.managed_fields.is_none())
+    );
+    assert!(
+        page.items.iter().all(|p| Arc::strong_count(p) == 1),
+        "the transform edits the decoded object in place, no copy is left behind"
+    );
+    let events = watch_all(&lw).await;
+    let Some(Ok(WatchEvent::Modified(pod))) = events.first() else {
+        panic!("expected a MODIFIED event, got {events:?}")
+    };
+    assert!(pod.metadata.managed_fields.is_none());
+    assert_eq!(calls.load(Ordering::Relaxed), 6, "once per decoded object");
+}
+
+#[tokio::test]
+async fn kube_lister_watcher_list_fails_with_a_typed_error_when_the_transform_rejects_an_item() {
+    let (_server, client) = start().await;
+    let lw = KubeListerWatcher::new(Api::<Pod>::all(client))
+        .transform(Arc::new(|_: Arc<Pod>| Err("rejected".into())));
+    let err = lw.list(&ListOptions::default()).await.unwrap_err();
+    assert!(matches!(err, ListWatchError::Transform(_)), "{err:?}");
 }

@@ -3,8 +3,10 @@
 use std::sync::Arc;
 
 use kcache_reflector::testing::{Call, FakeControllerSource};
-use kcache_reflector::{ListOptions, ListWatchError, Reflector, WatchEvent, status};
-use kcache_store::{Indexer, Store};
+use kcache_reflector::{
+    ListOptions, ListWatchError, Reflector, ReflectorConfig, WatchEvent, status,
+};
+use kcache_store::Indexer;
 
 use crate::support::*;
 
@@ -15,7 +17,11 @@ async fn list_rv_0_limit_500_then_watch_at_list_rv() {
         source.add(pod(&format!("p{i}"), ""));
     }
     let store = Arc::new(Indexer::default());
-    let reflector = Arc::new(Reflector::builder(Arc::clone(&source), Arc::clone(&store)).build());
+    let reflector = Arc::new(Reflector::new(
+        Arc::clone(&source),
+        Arc::clone(&store),
+        ReflectorConfig::default(),
+    ));
     let running = run(&reflector);
     source.wait_for_calls(2).await;
     let calls = source.calls();
@@ -54,7 +60,11 @@ async fn rvs_after_expired_are_0_10_empty() {
         },
     );
     let store = Arc::new(RecordingStore::default());
-    let reflector = Arc::new(Reflector::builder(lw, Arc::clone(&store)).build());
+    let reflector = Arc::new(Reflector::new(
+        lw,
+        Arc::clone(&store),
+        ReflectorConfig::default(),
+    ));
     let running = run(&reflector);
     let got = next_calls(&mut calls, 5).await;
     assert_eq!(list_rvs(&got), ["0", "10", ""]);
@@ -88,11 +98,11 @@ async fn expired_continue_lists_in_full_at_the_same_rv() {
         },
     );
     let store = Arc::new(RecordingStore::default());
-    let reflector = Arc::new(
-        Reflector::builder(lw, Arc::clone(&store))
-            .page_size(4)
-            .build(),
-    );
+    let reflector = Arc::new(Reflector::new(
+        lw,
+        Arc::clone(&store),
+        ReflectorConfig::default().page_size(4),
+    ));
     let running = run(&reflector);
     let got = next_calls(&mut calls, 6).await;
     assert_eq!(list_rvs(&got), ["0", "10", "", "10"]);
@@ -130,7 +140,11 @@ async fn three_too_large_rv_error_forms_relist_at_empty() {
         },
     );
     let store = Arc::new(RecordingStore::default());
-    let reflector = Arc::new(Reflector::builder(lw, Arc::clone(&store)).build());
+    let reflector = Arc::new(Reflector::new(
+        lw,
+        Arc::clone(&store),
+        ReflectorConfig::default(),
+    ));
     let running = run(&reflector);
     let got = next_calls(&mut calls, 11).await;
     assert_eq!(list_rvs(&got), ["0", "20", "", "30", "", "40", ""]);
@@ -150,7 +164,11 @@ async fn page_size_rules() {
             ))]))
         },
     );
-    let reflector = Arc::new(Reflector::builder(lw, Arc::new(RecordingStore::default())).build());
+    let reflector = Arc::new(Reflector::new(
+        lw,
+        Arc::new(RecordingStore::default()),
+        ReflectorConfig::default(),
+    ));
     let running = run(&reflector);
     let got = next_calls(&mut calls, 3).await;
     assert_eq!(opts(&got[0]).limit, Some(500));
@@ -176,7 +194,11 @@ async fn page_size_rules() {
             ))]))
         },
     );
-    let reflector = Arc::new(Reflector::builder(lw, Arc::new(RecordingStore::default())).build());
+    let reflector = Arc::new(Reflector::new(
+        lw,
+        Arc::new(RecordingStore::default()),
+        ReflectorConfig::default(),
+    ));
     let running = run(&reflector);
     let got = next_calls(&mut calls, 4).await;
     assert_eq!(opts(&got[0]).limit, Some(500));
@@ -203,11 +225,11 @@ async fn page_size_rules() {
             ))]))
         },
     );
-    let reflector = Arc::new(
-        Reflector::builder(lw, Arc::new(RecordingStore::default()))
-            .page_size(7)
-            .build(),
-    );
+    let reflector = Arc::new(Reflector::new(
+        lw,
+        Arc::new(RecordingStore::default()),
+        ReflectorConfig::default().page_size(7),
+    ));
     let running = run(&reflector);
     let got = next_calls(&mut calls, 3).await;
     assert_eq!(opts(&got[0]).limit, Some(7));
@@ -222,11 +244,11 @@ async fn paginated_list_collects_every_page_into_one_replace() {
         source.add(pod(&format!("p{i:02}"), ""));
     }
     let store = Arc::new(RecordingStore::default());
-    let reflector = Arc::new(
-        Reflector::builder(Arc::clone(&source), Arc::clone(&store))
-            .page_size(10)
-            .build(),
-    );
+    let reflector = Arc::new(Reflector::new(
+        Arc::clone(&source),
+        Arc::clone(&store),
+        ReflectorConfig::default().page_size(10),
+    ));
     let running = run(&reflector);
     store.wait_for("replace 25 25").await;
     let lists = source.list_calls();
@@ -247,11 +269,11 @@ async fn paginated_list_syncs_at_the_first_pages_resource_version() {
         |_, _| Ok(pending_stream()),
     );
     let store = Arc::new(RecordingStore::default());
-    let reflector = Arc::new(
-        Reflector::builder(lw, Arc::clone(&store))
-            .page_size(1)
-            .build(),
-    );
+    let reflector = Arc::new(Reflector::new(
+        lw,
+        Arc::clone(&store),
+        ReflectorConfig::default().page_size(1),
+    ));
     let running = run(&reflector);
     let calls = next_calls(&mut calls, 3).await;
     assert!(!is_list(&calls[2]));
@@ -268,14 +290,14 @@ async fn list_errors_reach_the_error_handler_and_retry_after_backoff() {
     source.fail_next_list(ListWatchError::Api(status::internal_error("boom")));
     let errors = Arc::new(parking_lot::Mutex::new(Vec::new()));
     let store = Arc::new(Indexer::default());
-    let reflector = Arc::new(
-        Reflector::builder(Arc::clone(&source), Arc::clone(&store))
-            .watch_error_handler({
-                let errors = Arc::clone(&errors);
-                move |e| errors.lock().push(e.to_string())
-            })
-            .build(),
-    );
+    let reflector = Arc::new(Reflector::new(
+        Arc::clone(&source),
+        Arc::clone(&store),
+        ReflectorConfig::default().watch_error_handler({
+            let errors = Arc::clone(&errors);
+            move |e| errors.lock().push(e.to_string())
+        }),
+    ));
     let running = run(&reflector);
     source.wait_for_calls(3).await;
     assert_eq!(errors.lock().len(), 1);
@@ -283,41 +305,5 @@ async fn list_errors_reach_the_error_handler_and_retry_after_backoff() {
     // The failed list did not count as a sync: the retry is at "0" again.
     assert_eq!(source.list_resource_versions(), ["0", "0"]);
     assert_eq!(store.len(), 1);
-    running.stop().await;
-}
-
-#[tokio::test(start_paused = true)]
-async fn relist_reuses_unchanged_objects_from_known_objects() {
-    // Every list decodes fresh objects; "a" is unchanged at the relist, "b" changed.
-    let (lw, mut calls) = scripted(
-        |n, _| {
-            let b = if n == 0 { "2" } else { "3" };
-            Ok(page(vec![pod("a", "1"), pod("b", b)], b, None))
-        },
-        |n, _| match n {
-            0 => Ok(events_then_close(vec![WatchEvent::Error(status::expired(
-                "too old",
-            ))])),
-            _ => Ok(pending_stream()),
-        },
-    );
-    let store = Arc::new(Indexer::default());
-    let reflector = Arc::new(
-        Reflector::builder(lw, Arc::clone(&store))
-            .reuse_unchanged(Arc::clone(&store) as _)
-            .build(),
-    );
-    let running = run(&reflector);
-    next_calls(&mut calls, 2).await;
-    let a_before = store.get_by_key("ns/a").unwrap();
-    let b_before = store.get_by_key("ns/b").unwrap();
-    next_calls(&mut calls, 2).await;
-    assert!(
-        Arc::ptr_eq(&a_before, &store.get_by_key("ns/a").unwrap()),
-        "unchanged object kept"
-    );
-    let b_after = store.get_by_key("ns/b").unwrap();
-    assert!(!Arc::ptr_eq(&b_before, &b_after));
-    assert_eq!(b_after.metadata.resource_version.as_deref(), Some("3"));
     running.stop().await;
 }

@@ -7,10 +7,10 @@ use futures::{StreamExt, stream};
 use k8s_openapi::api::core::v1::Pod;
 use kcache_reflector::testing::{Call, FakeControllerSource};
 use kcache_reflector::{
-    ListOptions, ListPage, ListWatch, ListWatchError, ListerWatcher, Reflector, WatchEvent,
-    WatchStream,
+    ListOptions, ListPage, ListWatch, ListWatchError, ListerWatcher, Reflector, ReflectorConfig,
+    ReflectorStore, WatchEvent, WatchStream,
 };
-use kcache_store::{Indexer, ObjectKey, Store, StoreError, Transaction};
+use kcache_store::{Indexer, Store, StoreError};
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
@@ -100,53 +100,33 @@ impl RecordingStore {
     }
 }
 
-impl Store<Pod> for RecordingStore {
-    type Item = Arc<Pod>;
-
+impl ReflectorStore<Pod> for RecordingStore {
     fn add(&self, obj: Arc<Pod>) -> Result<(), StoreError> {
         self.record(format!("add {}", name_rv(&obj)));
-        self.inner.add(obj)
+        Store::add(&self.inner, obj)
     }
     fn update(&self, obj: Arc<Pod>) -> Result<(), StoreError> {
         self.record(format!("update {}", name_rv(&obj)));
-        self.inner.update(obj)
+        Store::update(&self.inner, obj)
     }
     fn delete(&self, obj: Arc<Pod>) -> Result<(), StoreError> {
         self.record(format!("delete {}", name_rv(&obj)));
-        self.inner.delete(obj)
-    }
-    fn list(&self) -> Vec<Arc<Pod>> {
-        self.inner.list()
-    }
-    fn list_keys(&self) -> Vec<ObjectKey> {
-        Store::list_keys(&self.inner)
-    }
-    fn get(&self, obj: &Pod) -> Result<Option<Arc<Pod>>, StoreError> {
-        self.inner.get(obj)
-    }
-    fn get_by_key(&self, key: &str) -> Option<Arc<Pod>> {
-        Store::get_by_key(&self.inner, key)
+        Store::delete(&self.inner, obj)
     }
     fn replace(&self, items: Vec<Arc<Pod>>, resource_version: &str) -> Result<(), StoreError> {
         self.record(format!("replace {} {resource_version}", items.len()));
-        self.inner.replace(items, resource_version)
+        Store::replace(&self.inner, items, resource_version)
     }
     fn resync(&self) -> Result<(), StoreError> {
         self.record("resync".into());
         Ok(())
     }
-    fn last_store_sync_resource_version(&self) -> String {
-        self.inner.last_store_sync_resource_version()
-    }
     fn bookmark(&self, resource_version: &str) {
         self.record(format!("bookmark {resource_version}"));
-        self.inner.bookmark(resource_version);
+        Store::bookmark(&self.inner, resource_version);
     }
     fn update_resource_version(&self, resource_version: &str) {
         self.record(format!("rv {resource_version}"));
-    }
-    fn transaction(&self, ops: Vec<Transaction<Pod>>) -> Result<(), StoreError> {
-        self.inner.transaction(ops)
     }
 }
 
@@ -230,7 +210,7 @@ impl Running {
 pub(crate) fn run<L, S>(reflector: &Arc<Reflector<Pod, L, S>>) -> Running
 where
     L: ListerWatcher<Pod>,
-    S: Store<Pod> + ?Sized + 'static,
+    S: ReflectorStore<Pod> + ?Sized + 'static,
 {
     let shutdown = CancellationToken::new();
     let task = tokio::spawn({
@@ -265,7 +245,11 @@ pub(crate) async fn watching(
     Running,
 ) {
     let store = Arc::new(RecordingStore::default());
-    let reflector = Arc::new(Reflector::builder(Arc::clone(source), Arc::clone(&store)).build());
+    let reflector = Arc::new(Reflector::new(
+        Arc::clone(source),
+        Arc::clone(&store),
+        ReflectorConfig::default(),
+    ));
     let running = run(&reflector);
     source.wait_for_calls(2).await;
     (store, reflector, running)

@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Pod;
 use kcache_reflector::testing::{Call, FakeControllerSource};
-use kcache_reflector::{ListWatchError, Reflector, ReflectorError, WatchEvent, status};
+use kcache_reflector::{
+    ListWatchError, Reflector, ReflectorConfig, ReflectorError, WatchEvent, status,
+};
 use kcache_store::{Indexer, Store};
 use tokio::time::Instant;
 
@@ -21,8 +23,11 @@ fn kinds(calls: &[Call]) -> String {
 #[tokio::test(start_paused = true)]
 async fn watch_timeout_in_300_600_seconds() {
     let source = Arc::new(FakeControllerSource::<Pod>::new());
-    let reflector =
-        Arc::new(Reflector::builder(Arc::clone(&source), Arc::new(Indexer::default())).build());
+    let reflector = Arc::new(Reflector::new(
+        Arc::clone(&source),
+        Arc::new(Indexer::default()),
+        ReflectorConfig::default(),
+    ));
     let running = run(&reflector);
     // The fake ends each watch at its timeout; the reflector re-watches each time.
     source.wait_for_calls(31).await;
@@ -74,7 +79,11 @@ async fn too_many_requests_rewatches_after_backoff_without_relist() {
             _ => Ok(pending_stream()),
         },
     );
-    let reflector = Arc::new(Reflector::builder(lw, Arc::new(RecordingStore::default())).build());
+    let reflector = Arc::new(Reflector::new(
+        lw,
+        Arc::new(RecordingStore::default()),
+        ReflectorConfig::default(),
+    ));
     let running = run(&reflector);
     let first = next_calls(&mut calls, 2).await;
     let t0 = Instant::now();
@@ -106,14 +115,14 @@ async fn connection_refused_rewatches_after_backoff_without_relist() {
         },
     );
     let errors = Arc::new(parking_lot::Mutex::new(0));
-    let reflector = Arc::new(
-        Reflector::builder(lw, Arc::new(RecordingStore::default()))
-            .watch_error_handler({
-                let errors = Arc::clone(&errors);
-                move |_| *errors.lock() += 1
-            })
-            .build(),
-    );
+    let reflector = Arc::new(Reflector::new(
+        lw,
+        Arc::new(RecordingStore::default()),
+        ReflectorConfig::default().watch_error_handler({
+            let errors = Arc::clone(&errors);
+            move |_| *errors.lock() += 1
+        }),
+    ));
     let running = run(&reflector);
     let got = next_calls(&mut calls, 4).await;
     assert_eq!(kinds(&got), "LWWW");
@@ -128,7 +137,11 @@ async fn backoff_flattens_at_cap() {
         |_, _| Ok(page(vec![], "10", None)),
         |_, _| Err(connection_refused()),
     );
-    let reflector = Arc::new(Reflector::builder(lw, Arc::new(RecordingStore::default())).build());
+    let reflector = Arc::new(Reflector::new(
+        lw,
+        Arc::new(RecordingStore::default()),
+        ReflectorConfig::default(),
+    ));
     let running = run(&reflector);
     next_calls(&mut calls, 2).await;
     let bases_ms = [
@@ -162,7 +175,11 @@ async fn error_event_stops_the_watch() {
         },
     );
     let store = Arc::new(RecordingStore::default());
-    let reflector = Arc::new(Reflector::builder(lw, Arc::clone(&store)).build());
+    let reflector = Arc::new(Reflector::new(
+        lw,
+        Arc::clone(&store),
+        ReflectorConfig::default(),
+    ));
     let running = run(&reflector);
     let got = next_calls(&mut calls, 4).await;
     assert_eq!(
@@ -175,7 +192,7 @@ async fn error_event_stops_the_watch() {
         "11",
         "relist from the last synced RV"
     );
-    assert!(store.get_by_key("ns/never").is_none());
+    assert!(Store::get_by_key(&store.inner, "ns/never").is_none());
     assert_eq!(store.ops_starting("add"), ["add a 11"]);
     running.stop().await;
 }
@@ -184,8 +201,11 @@ async fn error_event_stops_the_watch() {
 async fn expired_watch_relists_from_last_rv() {
     let source = Arc::new(FakeControllerSource::new());
     source.add(pod("a", ""));
-    let reflector =
-        Arc::new(Reflector::builder(Arc::clone(&source), Arc::new(Indexer::default())).build());
+    let reflector = Arc::new(Reflector::new(
+        Arc::clone(&source),
+        Arc::new(Indexer::default()),
+        ReflectorConfig::default(),
+    ));
     let running = run(&reflector);
     source.wait_for_calls(2).await;
     source.add(pod("b", ""));
@@ -206,7 +226,11 @@ async fn watch_from_a_compacted_rv_gets_expired_and_relists() {
     let source = Arc::new(FakeControllerSource::with_history(2));
     source.add(pod("a", ""));
     let store = Arc::new(Indexer::default());
-    let reflector = Arc::new(Reflector::builder(Arc::clone(&source), Arc::clone(&store)).build());
+    let reflector = Arc::new(Reflector::new(
+        Arc::clone(&source),
+        Arc::clone(&store),
+        ReflectorConfig::default(),
+    ));
     let running = run(&reflector);
     source.wait_for_calls(2).await;
     source.set_honour_timeouts(false);
@@ -233,7 +257,11 @@ async fn very_short_watch_backs_off_and_relists() {
             _ => Ok(pending_stream()),
         },
     );
-    let reflector = Arc::new(Reflector::builder(lw, Arc::new(RecordingStore::default())).build());
+    let reflector = Arc::new(Reflector::new(
+        lw,
+        Arc::new(RecordingStore::default()),
+        ReflectorConfig::default(),
+    ));
     let running = run(&reflector);
     let first = next_calls(&mut calls, 2).await;
     let t0 = Instant::now();
@@ -249,7 +277,11 @@ async fn malformed_event_relists() {
     let source = Arc::new(FakeControllerSource::new());
     source.add(pod("a", ""));
     let store = Arc::new(Indexer::default());
-    let reflector = Arc::new(Reflector::builder(Arc::clone(&source), Arc::clone(&store)).build());
+    let reflector = Arc::new(Reflector::new(
+        Arc::clone(&source),
+        Arc::clone(&store),
+        ReflectorConfig::default(),
+    ));
     let running = run(&reflector);
     source.wait_for_calls(2).await;
     source.send_malformed_event();
@@ -264,18 +296,18 @@ async fn watch_open_error_reaches_the_handler_then_relists() {
     let source = Arc::new(FakeControllerSource::<Pod>::new());
     source.fail_next_watch(ListWatchError::Api(status::failure(403, "Forbidden", "no")));
     let errors = Arc::new(parking_lot::Mutex::new(Vec::new()));
-    let reflector = Arc::new(
-        Reflector::builder(Arc::clone(&source), Arc::new(Indexer::default()))
-            .watch_error_handler({
-                let errors = Arc::clone(&errors);
-                move |e: &ReflectorError| {
-                    errors
-                        .lock()
-                        .push(matches!(e, ReflectorError::Watch { .. }))
-                }
-            })
-            .build(),
-    );
+    let reflector = Arc::new(Reflector::new(
+        Arc::clone(&source),
+        Arc::new(Indexer::default()),
+        ReflectorConfig::default().watch_error_handler({
+            let errors = Arc::clone(&errors);
+            move |e: &ReflectorError| {
+                errors
+                    .lock()
+                    .push(matches!(e, ReflectorError::Watch { .. }))
+            }
+        }),
+    ));
     let running = run(&reflector);
     source.wait_for_calls(4).await;
     assert_eq!(kinds(&source.calls()), "LWLW");
@@ -289,7 +321,11 @@ async fn run_returns_when_cancelled_during_backoff() {
         |_, _| Err(ListWatchError::Other("down".into())),
         |_, _| Ok(pending_stream()),
     );
-    let reflector = Arc::new(Reflector::builder(lw, Arc::new(RecordingStore::default())).build());
+    let reflector = Arc::new(Reflector::new(
+        lw,
+        Arc::new(RecordingStore::default()),
+        ReflectorConfig::default(),
+    ));
     let running = run(&reflector);
     next_calls(&mut calls, 1).await;
     running.stop().await;

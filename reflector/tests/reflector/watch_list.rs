@@ -8,7 +8,7 @@ use k8s_openapi::api::core::v1::Pod;
 use kcache_reflector::testing::{Call, FakeControllerSource};
 use kcache_reflector::{
     Bookmark, INITIAL_EVENTS_END_ANNOTATION, ListOptions, ListWatch, ListWatchError, Reflector,
-    ResourceVersionMatch, WatchEvent, WatchStream, status,
+    ReflectorConfig, ResourceVersionMatch, WatchEvent, WatchStream, status,
 };
 use kcache_store::{Indexer, Store};
 
@@ -33,11 +33,11 @@ fn streaming(
         watch,
     );
     let store = Arc::new(RecordingStore::default());
-    let reflector = Arc::new(
-        Reflector::builder(lw, Arc::clone(&store))
-            .use_watch_list(true)
-            .build(),
-    );
+    let reflector = Arc::new(Reflector::new(
+        lw,
+        Arc::clone(&store),
+        ReflectorConfig::default().use_watch_list(true),
+    ));
     let running = run(&reflector);
     (store, reflector, running, calls)
 }
@@ -59,11 +59,11 @@ async fn watch_list_mode_one_watch_rv_empty_send_initial_events_not_older_than()
     source.add(pod("a", ""));
     source.add(pod("b", ""));
     let store = Arc::new(RecordingStore::default());
-    let reflector = Arc::new(
-        Reflector::builder(Arc::clone(&source), Arc::clone(&store))
-            .use_watch_list(true)
-            .build(),
-    );
+    let reflector = Arc::new(Reflector::new(
+        Arc::clone(&source),
+        Arc::clone(&store),
+        ReflectorConfig::default().use_watch_list(true),
+    ));
     let running = run(&reflector);
     store.wait_for("replace 2 2").await;
     source.add(pod("c", ""));
@@ -206,11 +206,11 @@ async fn watch_list_unsupported_falls_back_to_list_and_watch() {
     source.set_watch_list_supported(false);
     source.add(pod("a", ""));
     let store = Arc::new(Indexer::default());
-    let reflector = Arc::new(
-        Reflector::builder(Arc::clone(&source), Arc::clone(&store))
-            .use_watch_list(true)
-            .build(),
-    );
+    let reflector = Arc::new(Reflector::new(
+        Arc::clone(&source),
+        Arc::clone(&store),
+        ReflectorConfig::default().use_watch_list(true),
+    ));
     let running = run(&reflector);
     source.wait_for_calls(3).await;
     let calls = source.calls();
@@ -220,40 +220,5 @@ async fn watch_list_unsupported_falls_back_to_list_and_watch() {
     assert!(!is_list(&calls[2]));
     assert_eq!(opts(&calls[2]).send_initial_events, None);
     assert_eq!(store.len(), 1);
-    running.stop().await;
-}
-
-#[tokio::test(start_paused = true)]
-async fn transformer_on_the_temporary_store() {
-    let source = Arc::new(FakeControllerSource::new());
-    source.add(pod("a", ""));
-    source.add(pod("b", ""));
-    let store = Arc::new(Indexer::default());
-    let calls = Arc::new(parking_lot::Mutex::new(0));
-    let reflector = Arc::new(
-        Reflector::builder(Arc::clone(&source), Arc::clone(&store))
-            .use_watch_list(true)
-            .transform({
-                let calls = Arc::clone(&calls);
-                Arc::new(move |obj: Arc<Pod>| {
-                    *calls.lock() += 1;
-                    let mut p = Arc::unwrap_or_clone(obj);
-                    p.metadata.managed_fields = None;
-                    p.metadata.labels =
-                        Some(BTreeMap::from([("transformed".into(), "yes".into())]));
-                    Ok(Arc::new(p))
-                })
-            })
-            .build(),
-    );
-    let running = run(&reflector);
-    while reflector.last_sync_resource_version() != "2" {
-        tokio::task::yield_now().await;
-    }
-    assert_eq!(*calls.lock(), 2, "each streamed object transformed once");
-    for key in ["ns/a", "ns/b"] {
-        let p = store.get_by_key(key).unwrap();
-        assert_eq!(p.metadata.labels.as_ref().unwrap()["transformed"], "yes");
-    }
     running.stop().await;
 }

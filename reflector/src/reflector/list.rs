@@ -1,0 +1,161 @@
+//! Listing: the paginated list (client-go's pager) that replaces the store.
+
+use std::sync::Arc;
+
+use kube_core::Resource;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use super::Reflector;
+use crate::config::DEFAULT_PAGE_SIZE;
+use crate::error::{ReflectorError, is_expired, is_too_large_resource_version};
+use crate::lister_watcher::{ListOptions, ListWatchError, ListerWatcher};
+use crate::reflector_store::ReflectorStore;
+
+/// The result of a paginated list.
+struct Listed<K> {
+    items: Vec<Arc<K>>,
+    resource_version: String,
+    paginated: bool,
+}
+
+impl<K, L, S> Reflector<K, L, S>
+where
+    K: Resource + Send + Sync + 'static,
+    L: ListerWatcher<K>,
+    S: ReflectorStore<K> + ?Sized,
+{
+    /// Lists (with pagination) and replaces the store. `Ok(false)` when shut down meanwhile.
+    pub(super) async fn list(&self, shutdown: &CancellationToken) -> Result<bool, ReflectorError> {
+        let resource_version = self.relist_resource_version();
+        let page_size = {
+            let state = self.state.lock();
+            if self.config.page_size != 0 {
+                self.config.page_size
+            } else if state.paginated_result {
+                DEFAULT_PAGE_SIZE
+            } else if !resource_version.is_empty() && resource_version != "0" {
+                0
+            } else {
+                DEFAULT_PAGE_SIZE
+            }
+        };
+        let span = tracing::debug_span!("list", name = %self.name, resource_version = %resource_version, page_size);
+        let started = Instant::now();
+        let listing = async {
+            let mut result = self.pager_list(&resource_version, page_size).await;
+            if let Err(err) = &result
+                && (is_expired(err) || is_too_large_resource_version(err))
+            {
+                tracing::debug!(error = %err, "resource version unavailable, listing at the newest");
+                self.set_resource_version_unavailable(true);
+                result = self.pager_list(&self.relist_resource_version(), page_size).await;
+            }
+            result
+        }
+        .instrument(span);
+        let listed = tokio::select! {
+            () = shutdown.cancelled() => return Ok(false),
+            r = listing => r,
+        };
+        let listed = match listed {
+            Ok(l) => l,
+            Err(source) => {
+                self.config.metrics.list_failed(&self.name);
+                return Err(ReflectorError::List {
+                    name: self.name.clone(),
+                    source,
+                });
+            }
+        };
+        if resource_version == "0" && listed.paginated {
+            self.state.lock().paginated_result = true;
+        }
+        self.set_resource_version_unavailable(false);
+        let count = listed.items.len();
+        self.store
+            .replace(listed.items, &listed.resource_version)
+            .map_err(|source| ReflectorError::Sync {
+                name: self.name.clone(),
+                source,
+            })?;
+        self.set_last_sync_resource_version(&listed.resource_version);
+        self.config
+            .metrics
+            .list_completed(&self.name, started.elapsed(), count);
+        tracing::debug!(name = %self.name, items = count, resource_version = %listed.resource_version, "listed");
+        Ok(true)
+    }
+
+    /// Lists every page (client-go's pager): `limit` 0 means one unpaginated request; an expired
+    /// continue token falls back to a full list at `resource_version`. The list's resource
+    /// version is the first page's: the pages are a snapshot at it, and a watch from a later
+    /// page's (a server may report its current one) would miss what changed in between.
+    async fn pager_list(
+        &self,
+        resource_version: &str,
+        limit: u32,
+    ) -> Result<Listed<K>, ListWatchError> {
+        let first = ListOptions {
+            resource_version: (!resource_version.is_empty()).then(|| resource_version.to_owned()),
+            limit: (limit > 0).then_some(limit),
+            ..ListOptions::default()
+        };
+        let mut options = first.clone();
+        let mut items = Vec::new();
+        let mut paginated = false;
+        let mut first_resource_version = None;
+        loop {
+            match self.lister_watcher.list(&options).await {
+                Ok(mut page) => {
+                    let resource_version =
+                        first_resource_version.get_or_insert(page.resource_version);
+                    if items.is_empty() {
+                        items = page.items;
+                    } else {
+                        items.append(&mut page.items);
+                    }
+                    self.config.metrics.list_page(
+                        &self.name,
+                        items.len(),
+                        page.remaining_item_count,
+                    );
+                    match page.continue_token.filter(|c| !c.is_empty()) {
+                        Some(token) => {
+                            paginated = true;
+                            options.continue_token = Some(token);
+                            options.resource_version = None;
+                            options.resource_version_match = None;
+                        }
+                        None => {
+                            return Ok(Listed {
+                                items,
+                                resource_version: std::mem::take(resource_version),
+                                paginated,
+                            });
+                        }
+                    }
+                }
+                Err(err) if options.continue_token.is_some() && is_expired(&err) => {
+                    tracing::debug!(error = %err, "continue token expired, listing in full");
+                    drop(items);
+                    let full = ListOptions {
+                        limit: None,
+                        ..first
+                    };
+                    let page = self.lister_watcher.list(&full).await?;
+                    self.config
+                        .metrics
+                        .list_page(&self.name, page.items.len(), None);
+                    return Ok(Listed {
+                        items: page.items,
+                        resource_version: page.resource_version,
+                        paginated,
+                    });
+                }
+                Err(err) => return Err(err),
+            }
+        }
+    }
+}

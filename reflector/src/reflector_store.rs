@@ -1,0 +1,57 @@
+//! [`ReflectorStore`]: the narrow contract a reflector writes through.
+
+use std::sync::Arc;
+
+use kcache_store::{Indexer, Store, StoreError};
+use kube_core::Resource;
+
+/// What a [`Reflector`](crate::Reflector) writes into (client-go's `ReflectorStore`): the list
+/// as one `replace`, each watch event as `add`/`update`/`delete`, and, optionally, periodic
+/// resyncs, bookmarks and the resource version of every applied event. Nothing is read back.
+///
+/// Every method is short and non-blocking, so it may be called from async code. An
+/// [`Indexer`] implements it; so do the informers' queues and the API server's watch cache.
+pub trait ReflectorStore<K>: Send + Sync {
+    /// Adds an object (an Added event).
+    fn add(&self, obj: Arc<K>) -> Result<(), StoreError>;
+    /// Updates an object (a Modified event).
+    fn update(&self, obj: Arc<K>) -> Result<(), StoreError>;
+    /// Deletes an object (a Deleted event: its last state).
+    fn delete(&self, obj: Arc<K>) -> Result<(), StoreError>;
+    /// Replaces the whole content with `items`, observed at `resource_version` (a list).
+    fn replace(&self, items: Vec<Arc<K>>, resource_version: &str) -> Result<(), StoreError>;
+    /// Called every resync period while watching (queues re-emit their content). Default:
+    /// nothing.
+    fn resync(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+    /// The watch reached `resource_version` (a bookmark). Default: nothing.
+    fn bookmark(&self, resource_version: &str) {
+        let _ = resource_version;
+    }
+    /// Told the resource version of every watch event after it was applied. Default: nothing.
+    fn update_resource_version(&self, resource_version: &str) {
+        let _ = resource_version;
+    }
+}
+
+impl<K: Resource + Send + Sync + 'static> ReflectorStore<K> for Indexer<K> {
+    fn add(&self, obj: Arc<K>) -> Result<(), StoreError> {
+        Store::add(self, obj)
+    }
+    fn update(&self, obj: Arc<K>) -> Result<(), StoreError> {
+        Store::update(self, obj)
+    }
+    fn delete(&self, obj: Arc<K>) -> Result<(), StoreError> {
+        Store::delete(self, obj)
+    }
+    fn replace(&self, items: Vec<Arc<K>>, resource_version: &str) -> Result<(), StoreError> {
+        Store::replace(self, items, resource_version)
+    }
+    fn bookmark(&self, resource_version: &str) {
+        Store::bookmark(self, resource_version);
+    }
+    fn update_resource_version(&self, resource_version: &str) {
+        Store::update_resource_version(self, resource_version);
+    }
+}
