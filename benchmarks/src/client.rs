@@ -196,12 +196,13 @@ async fn serve(probe: &Probe, len: &dyn Fn() -> usize) -> Result<(), BoxError> {
     Ok(())
 }
 
-/// The limit: the same list pages (500 pods each, as the clients list them) decoded by serde_json
-/// on one thread into pods that are kept. Only the decoding is timed; fetching is not.
-async fn decode(client: Client, pods: usize) -> Result<(), BoxError> {
-    let mut kept: Vec<Pod> = Vec::with_capacity(pods);
+/// Lists the pods in pages of 500, as the clients list them, handing each page's body to `page`,
+/// which answers the page's continue token (none or empty: it was the last).
+async fn each_page(
+    client: &Client,
+    mut page: impl FnMut(String) -> Result<Option<String>, BoxError>,
+) -> Result<(), BoxError> {
     let mut token: Option<String> = None;
-    let (mut secs, mut cpu) = (0.0, 0.0);
     loop {
         let params = ListParams {
             limit: Some(500),
@@ -209,18 +210,28 @@ async fn decode(client: Client, pods: usize) -> Result<(), BoxError> {
             ..ListParams::default()
         };
         let request = kube_core::Request::new("/api/v1/pods").list(&params)?;
-        let page = client.request_text(request).await?;
+        token = page(client.request_text(request).await?)?.filter(|t| !t.is_empty());
+        if token.is_none() {
+            return Ok(());
+        }
+    }
+}
+
+/// The limit: the same list pages decoded by serde_json on one thread into pods that are kept.
+/// Only the decoding is timed; fetching is not.
+async fn decode(client: Client, pods: usize) -> Result<(), BoxError> {
+    let mut kept: Vec<Pod> = Vec::with_capacity(pods);
+    let (mut secs, mut cpu) = (0.0, 0.0);
+    each_page(&client, |page| {
         let (start, cpu0) = (Instant::now(), cpu_seconds());
         let list: ObjectList<Pod> = serde_json::from_str(&page)?;
         secs += start.elapsed().as_secs_f64();
         cpu += cpu_seconds() - cpu0;
         drop(page);
         kept.extend(list.items);
-        token = list.metadata.continue_.filter(|t| !t.is_empty());
-        if token.is_none() {
-            break;
-        }
-    }
+        Ok(list.metadata.continue_)
+    })
+    .await?;
     let m = memory();
     say(json!({
         "synced_s": secs,
@@ -237,24 +248,15 @@ async fn decode(client: Client, pods: usize) -> Result<(), BoxError> {
 /// only the write stamp out of each; nothing is decoded or cached.
 async fn wire(client: Client, probe: Arc<Probe>) -> Result<(), BoxError> {
     let (start, cpu) = (Instant::now(), cpu_seconds());
-    let (mut objects, mut resource_version, mut token) = (0, None, None);
-    loop {
-        let params = ListParams {
-            limit: Some(500),
-            continue_token: token.take(),
-            ..ListParams::default()
-        };
-        let request = kube_core::Request::new("/api/v1/pods").list(&params)?;
-        let page: ObjectList<serde::de::IgnoredAny> =
-            serde_json::from_str(&client.request_text(request).await?)?;
-        objects += page.items.len();
+    let (mut objects, mut resource_version) = (0, None);
+    each_page(&client, |page| {
+        let list: ObjectList<serde::de::IgnoredAny> = serde_json::from_str(&page)?;
+        objects += list.items.len();
         // Every page is read at the first page's resource version.
-        resource_version.get_or_insert(page.metadata.resource_version.unwrap_or_default());
-        token = page.metadata.continue_.filter(|t| !t.is_empty());
-        if token.is_none() {
-            break;
-        }
-    }
+        resource_version.get_or_insert(list.metadata.resource_version.unwrap_or_default());
+        Ok(list.metadata.continue_)
+    })
+    .await?;
     say(synced_figures(start, cpu, objects));
     let request = kube_core::Request::new("/api/v1/pods").watch(
         &WatchParams::default().timeout(3600),
