@@ -103,9 +103,8 @@ impl Probe {
 
 /// The write instant stamped in a raw watch line, read without decoding the line.
 pub(crate) fn stamp_in_line(line: &str) -> Option<u64> {
-    let pattern = format!("\"{WRITTEN_AT}\":\"");
-    let from = line.find(&pattern)? + pattern.len();
-    let digits = line.get(from..)?.split('"').next()?;
+    let (_, after) = line.split_once(WRITTEN_AT)?;
+    let digits = after.strip_prefix("\":\"")?.split('"').next()?;
     digits.parse().ok()
 }
 
@@ -117,4 +116,18 @@ pub(crate) fn quantile(values: &mut [u64], q: f64) -> u64 {
     values.sort_unstable();
     let at = ((values.len() - 1) as f64 * q).round() as usize;
     values[at.min(values.len() - 1)]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_write_stamp_is_read_out_of_a_raw_watch_line() {
+        let line = format!(
+            r#"{{"type":"MODIFIED","object":{{"metadata":{{"annotations":{{"a":"1","{WRITTEN_AT}":"1732400000123456789"}}}}}}}}"#
+        );
+        assert_eq!(stamp_in_line(&line), Some(1_732_400_000_123_456_789));
+        assert_eq!(stamp_in_line(r#"{"type":"BOOKMARK","object":{}}"#), None);
+    }
 }
