@@ -88,6 +88,7 @@ mod tests {
     fn pkg(name: &str, deps: &[(&str, &str)]) -> Package {
         Package {
             name: name.into(),
+            version: "0.1.0".into(),
             manifest: serde_json::Value::Null,
             dir: Default::default(),
             publish: true,

@@ -9,6 +9,7 @@
 mod fuzz;
 mod layering;
 mod metadata;
+mod publish;
 #[cfg(test)]
 mod tidy;
 
@@ -80,17 +81,12 @@ const STEPS: &[Step] = &[
     },
     Step {
         name: "publish (dry run)",
-        run: || {
-            cargo(
-                &["publish", "--workspace", "--dry-run", "--allow-dirty"],
-                &[],
-            )
-        },
+        run: publish::dry_run,
     },
 ];
 
 /// Runs `cargo` with `args` and extra environment variables; an error says how it failed.
-fn cargo(args: &[&str], envs: &[(&str, &str)]) -> Result<(), String> {
+pub(crate) fn cargo(args: &[&str], envs: &[(&str, &str)]) -> Result<(), String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let status = Command::new(&cargo)
         .args(args)

@@ -18,6 +18,7 @@ pub(crate) struct Dependency {
 /// A package of the workspace.
 pub(crate) struct Package {
     pub(crate) name: String,
+    pub(crate) version: String,
     #[cfg_attr(not(test), expect(dead_code, reason = "read by the tidy tests"))]
     pub(crate) manifest: Value,
     #[cfg_attr(not(test), expect(dead_code, reason = "read by the tidy tests"))]
@@ -65,6 +66,7 @@ fn package(p: &Value) -> Package {
         .collect();
     Package {
         name: text(&p["name"]),
+        version: text(&p["version"]),
         dir: manifest_path
             .parent()
             .map(PathBuf::from)
