@@ -69,8 +69,8 @@ pub(crate) fn to_status(err: &ApiError) -> Status {
 fn lw_error(def: &ResourceDef, err: StorageError) -> ListWatchError {
     match err {
         // The storage cannot be reached: retried by the reflector (etcd restarting).
-        StorageError::Backend(message) => ListWatchError::Connection(message),
-        err => ListWatchError::Api(to_status(&storage_status(def, "", err))),
+        StorageError::Backend(message) => ListWatchError::Connection(message.into()),
+        err => ListWatchError::from(to_status(&storage_status(def, "", err))),
     }
 }
 
@@ -78,7 +78,7 @@ fn lw_error(def: &ResourceDef, err: StorageError) -> ListWatchError {
 fn parse_rv(rv: Option<&str>) -> Result<Option<u64>, Box<ListWatchError>> {
     match resource_version::parse_optional(rv) {
         Ok(rv) => Ok(rv.filter(|&rv| rv != 0)),
-        Err(e) => Err(Box::new(ListWatchError::Api(to_status(
+        Err(e) => Err(Box::new(ListWatchError::from(to_status(
             &ApiError::bad_request(format!("invalid resource version: {e}")),
         )))),
     }
@@ -92,8 +92,8 @@ impl ListerWatcher<Object> for StorageListerWatcher {
             let mut revision = parse_rv(options.resource_version.as_deref()).map_err(|e| *e)?;
             let mut start_key = None;
             if let Some(token) = options.continue_token.as_deref() {
-                let token =
-                    ContinueToken::decode(token).map_err(|e| ListWatchError::Api(to_status(&e)))?;
+                let token = ContinueToken::decode(token)
+                    .map_err(|e| ListWatchError::from(to_status(&e)))?;
                 revision = Some(token.revision);
                 start_key = Some(format!("{prefix}{}", token.start));
             }

@@ -15,11 +15,11 @@ use crate::server::{ApiServer, ApiServerBuilder};
 #[non_exhaustive]
 pub enum ServeError {
     /// Binding or serving failed.
-    #[error("i/o error: {0}")]
+    #[error("i/o error")]
     Io(#[from] std::io::Error),
     /// The kube client could not be built.
-    #[error("client error: {0}")]
-    Client(String),
+    #[error("client error")]
+    Client(#[source] kcache_store::BoxError),
 }
 
 /// An [`ApiServer`] served over HTTP on `127.0.0.1` at a free port, stopped when dropped.
@@ -63,7 +63,7 @@ impl TestServer {
 
     /// A kube client configured for this server (with its token, if any).
     pub fn client(&self) -> Result<kube_client::Client, ServeError> {
-        kube_client::Client::try_from(self.config()?).map_err(|e| ServeError::Client(e.to_string()))
+        kube_client::Client::try_from(self.config()?).map_err(|e| ServeError::Client(Box::new(e)))
     }
 
     /// The kube client configuration of [`TestServer::client`], to adjust (for example
@@ -104,7 +104,7 @@ pub fn client_for(
     namespace: &str,
 ) -> Result<kube_client::Client, ServeError> {
     let config = client_config(url, token, namespace)?;
-    kube_client::Client::try_from(config).map_err(|e| ServeError::Client(e.to_string()))
+    kube_client::Client::try_from(config).map_err(|e| ServeError::Client(Box::new(e)))
 }
 
 /// The kube client configuration for `url` with an optional bearer token, defaulting to
@@ -116,7 +116,7 @@ pub fn client_config(
 ) -> Result<kube_client::Config, ServeError> {
     let uri: http::Uri = url
         .parse()
-        .map_err(|e: http::uri::InvalidUri| ServeError::Client(e.to_string()))?;
+        .map_err(|e: http::uri::InvalidUri| ServeError::Client(Box::new(e)))?;
     let mut config = kube_client::Config::new(uri);
     namespace.clone_into(&mut config.default_namespace);
     config.read_timeout = Some(Duration::from_secs(295));

@@ -405,9 +405,11 @@ impl SharedInformerFactory {
             match result {
                 Ok(Ok(())) => tracing::debug!(informer = %key, "informer stopped"),
                 Ok(Err(e)) => {
-                    tracing::warn!(informer = %key, error = %e, "informer ended with an error")
+                    tracing::warn!(informer = %key, error = &e as &dyn std::error::Error, "informer ended with an error")
                 }
-                Err(e) => tracing::error!(informer = %key, error = %e, "informer task failed"),
+                Err(e) => {
+                    tracing::error!(informer = %key, error = &e as &dyn std::error::Error, "informer task failed")
+                }
             }
         }
     }

@@ -139,7 +139,7 @@ impl<K: Resource + Send + Sync + 'static> Controller<K> {
         self.queue.close();
         token.cancel();
         if let Err(err) = reflector_task.await {
-            tracing::error!(name = %self.name, error = %err, "reflector task failed");
+            tracing::error!(name = %self.name, error = &err as &dyn std::error::Error, "reflector task failed");
         }
         Ok(())
     }
@@ -169,7 +169,7 @@ impl<K: Resource + Send + Sync + 'static> Controller<K> {
                 Ok(()) => {}
                 Err(PopError::Closed) => return,
                 Err(err) => {
-                    tracing::error!(name = %self.name, error = %err, "processing deltas failed");
+                    tracing::error!(name = %self.name, error = &err as &dyn std::error::Error, "processing deltas failed");
                 }
             }
         }

@@ -340,7 +340,10 @@ impl<K: Resource + Send + Sync + 'static> ObjectCache<K> {
         }
         for task in tasks {
             if let Err(err) = task.await {
-                tracing::error!(error = %err, "object cache reflector task failed");
+                tracing::error!(
+                    error = &err as &dyn std::error::Error,
+                    "object cache reflector task failed"
+                );
             }
         }
     }

@@ -317,7 +317,7 @@ impl<K: Send + Sync + 'static> Processor<K> {
         let mut running = self.close();
         while let Some(result) = running.join_next().await {
             if let Err(err) = result {
-                tracing::error!(informer = %self.name, error = %err, "listener task failed");
+                tracing::error!(informer = %self.name, error = &err as &dyn std::error::Error, "listener task failed");
             }
         }
     }

@@ -624,7 +624,7 @@ fn start<K: Resource + Send + Sync + 'static>(
                 Ok(Err(err)) => err.into(),
                 Err(payload) => panic_error(&*payload),
             };
-            tracing::error!(informer = %inner.name, error = %error, "a delta could not be applied; skipped");
+            tracing::error!(informer = %inner.name, error = &*error as &dyn std::error::Error, "a delta could not be applied; skipped");
             first_error.get_or_insert(error);
         }
         first_error.map_or(Ok(()), Err)

@@ -127,7 +127,10 @@ impl ReflectorConfig {
         self
     }
 
-    /// Receives the error of each failed list-and-watch round (default: a `tracing` warning).
+    /// Receives the error of each failed list-and-watch round (default: a `tracing` warning
+    /// that records the error's chain of causes). The error's message says which step failed;
+    /// why is in its [`source`](std::error::Error::source) chain, and
+    /// [`ReflectorError::list_watch_error`] gives the list or watch error itself.
     #[must_use]
     pub fn watch_error_handler(
         mut self,

@@ -40,25 +40,21 @@ struct ListEnvelope<'a> {
     _items: Option<Vec<serde::de::IgnoredAny>>,
 }
 
-fn decode_error(what: &str, e: &serde_json::Error) -> ListWatchError {
-    ListWatchError::Decode(format!("{what}: {e}"))
-}
-
 /// Reads the metadata of a list body's envelope (the body with its items left out). A `Status`
 /// instead of a list (some proxies and servers answer 200 with one) is an error, as in
 /// client-go: a failure Status is that API error, any other is not a list.
 pub(crate) fn decode_list_meta(envelope: &[u8]) -> Result<ListMeta, ListWatchError> {
     let list = serde_json::from_slice::<ListEnvelope<'_>>(envelope)
-        .map_err(|e| decode_error("list body", &e))?;
+        .map_err(|e| ListWatchError::decode_failed("list body", e))?;
     if list.kind.as_deref() != Some("Status") {
         return Ok(list.metadata);
     }
-    let status: Status =
-        serde_json::from_slice(envelope).map_err(|e| decode_error("list body Status", &e))?;
+    let status: Status = serde_json::from_slice(envelope)
+        .map_err(|e| ListWatchError::decode_failed("list body Status", e))?;
     Err(if status.is_failure() {
-        ListWatchError::Api(status)
+        ListWatchError::from(status)
     } else {
-        ListWatchError::Decode(format!(
+        ListWatchError::decode(format!(
             "list body is a Status, not a list: {}",
             status.message
         ))
@@ -162,7 +158,7 @@ pub(crate) fn decode_items<K: DeserializeOwned>(
                 let obj = decoder
                     .decode::<K>(slice)
                     .map(Arc::new)
-                    .map_err(|e| decode_error("list item", &e))?;
+                    .map_err(|e| ListWatchError::decode_failed("list item", e))?;
                 transformed(obj, transform).map_err(ListWatchError::Transform)
             })
             .collect()
@@ -277,8 +273,8 @@ pub(crate) fn decode_event<K: DeserializeOwned>(
     if let Some(event) = decode_object_event_in_one_pass(line, decoder) {
         return Ok(Decoded::Event(event));
     }
-    let envelope: EventEnvelope<'_> =
-        serde_json::from_slice(line).map_err(|e| decode_error("watch event", &e))?;
+    let envelope: EventEnvelope<'_> = serde_json::from_slice(line)
+        .map_err(|e| ListWatchError::decode_failed("watch event", e))?;
     let object = envelope.object.get();
     let decode_object = || match serde_json::from_str::<K>(object) {
         Ok(obj) => Ok(Arc::new(obj)),
@@ -295,7 +291,7 @@ pub(crate) fn decode_event<K: DeserializeOwned>(
                     "expected kind {expected}, got {} {kind}",
                     api_version.unwrap_or("")
                 ))),
-                _ => Err(Err(decode_error("watch event object", &e))),
+                _ => Err(Err(ListWatchError::decode_failed("watch event object", e))),
             }
         }
     };
@@ -310,20 +306,20 @@ pub(crate) fn decode_event<K: DeserializeOwned>(
             Err(Err(e)) => return Err(e),
         },
         "BOOKMARK" => {
-            let b: BookmarkObject =
-                serde_json::from_str(object).map_err(|e| decode_error("bookmark", &e))?;
+            let b: BookmarkObject = serde_json::from_str(object)
+                .map_err(|e| ListWatchError::decode_failed("bookmark", e))?;
             WatchEvent::Bookmark(Bookmark {
                 resource_version: b.metadata.resource_version.unwrap_or_default(),
                 annotations: b.metadata.annotations.unwrap_or_default(),
             })
         }
         "ERROR" => {
-            let status: Status =
-                serde_json::from_str(object).map_err(|e| decode_error("error event", &e))?;
+            let status: Status = serde_json::from_str(object)
+                .map_err(|e| ListWatchError::decode_failed("error event", e))?;
             WatchEvent::Error(status)
         }
         other => {
-            return Err(ListWatchError::Decode(format!(
+            return Err(ListWatchError::decode(format!(
                 "unknown watch event type {other:?}"
             )));
         }
@@ -419,7 +415,7 @@ mod tests {
         ] {
             assert!(matches!(
                 decode_event::<Pod>(bad, Some("Pod"), &mut ObjectDecoder::default()),
-                Err(ListWatchError::Decode(_))
+                Err(ListWatchError::Decode { .. })
             ));
         }
         assert!(matches!(

@@ -11,7 +11,7 @@ use crate::lister_watcher::ListWatchError;
 #[non_exhaustive]
 pub enum ReflectorError {
     /// The list (all its pages, and the retry at the newest resource version) failed.
-    #[error("{name}: failed to list: {source}")]
+    #[error("{name}: failed to list")]
     List {
         /// The reflector's name.
         name: String,
@@ -20,7 +20,7 @@ pub enum ReflectorError {
         source: ListWatchError,
     },
     /// A watch could not be opened and the error is not one that is retried.
-    #[error("{name}: failed to watch: {source}")]
+    #[error("{name}: failed to watch")]
     Watch {
         /// The reflector's name.
         name: String,
@@ -29,7 +29,7 @@ pub enum ReflectorError {
         source: ListWatchError,
     },
     /// The store refused the listed items.
-    #[error("{name}: unable to sync list result: {source}")]
+    #[error("{name}: unable to sync list result")]
     Sync {
         /// The reflector's name.
         name: String,
@@ -38,7 +38,7 @@ pub enum ReflectorError {
         source: StoreError,
     },
     /// The store's resync failed.
-    #[error("{name}: resync failed: {source}")]
+    #[error("{name}: resync failed")]
     Resync {
         /// The reflector's name.
         name: String,

@@ -59,7 +59,7 @@ pub(crate) struct ListScanner {
 }
 
 fn malformed(what: &str) -> ListWatchError {
-    ListWatchError::Decode(format!("list body: {what}"))
+    ListWatchError::decode(format!("list body: {what}"))
 }
 
 impl ListScanner {
@@ -321,7 +321,7 @@ mod tests {
             br#"[{"a":1}]"#,
         ] {
             assert!(
-                matches!(scan(body, 4), Err(ListWatchError::Decode(_))),
+                matches!(scan(body, 4), Err(ListWatchError::Decode { .. })),
                 "{}",
                 String::from_utf8_lossy(body)
             );

@@ -1,5 +1,6 @@
 //! The [`ListerWatcher`] contract: one list page, or one watch stream, of a resource.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
@@ -106,19 +107,29 @@ pub enum WatchEvent<K> {
 }
 
 /// Why a list or watch failed.
-#[allow(clippy::large_enum_variant)]
+///
+/// Like every kcache error, its message says what failed at its own level and its cause is
+/// [`source`](std::error::Error::source), never both: print the chain (kcache's own logs
+/// record it) to see why a connection broke or a body did not decode.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ListWatchError {
     /// The server answered with a Status error (HTTP status or an ERROR watch event).
     #[error("server error {}: {} ({})", .0.code, .0.message, .0.reason)]
-    Api(Status),
-    /// The connection could not be made or broke (connection refused, reset, timeout).
-    #[error("connection error: {0}")]
-    Connection(String),
+    Api(Box<Status>),
+    /// The connection could not be made or broke (connection refused, reset, timeout); the
+    /// HTTP client's error is the source.
+    #[error("connection error")]
+    Connection(#[source] BoxError),
     /// A response or event could not be decoded; the stream cannot be trusted any more.
-    #[error("decode error: {0}")]
-    Decode(String),
+    #[error("decode error: {what}")]
+    Decode {
+        /// What could not be decoded, or what was wrong with it.
+        what: Cow<'static, str>,
+        /// The parser's error, when there is one.
+        #[source]
+        source: Option<BoxError>,
+    },
     /// A watch line was longer than the lister-watcher's bound (client-go's
     /// `ErrObjectTooLarge`); the rest of the stream was not read.
     #[error("watch event longer than {limit} bytes")]
@@ -127,11 +138,35 @@ pub enum ListWatchError {
         limit: usize,
     },
     /// The lister-watcher's transform rejected an object.
-    #[error("transform failed: {0}")]
+    #[error("transform failed")]
     Transform(#[source] BoxError),
-    /// Anything else.
-    #[error("{0}")]
-    Other(String),
+    /// Anything else: its message and source are the inner error's.
+    #[error(transparent)]
+    Other(BoxError),
+}
+
+impl ListWatchError {
+    /// A [`Decode`](Self::Decode) error saying what was wrong, with no parser error under it.
+    pub fn decode(what: impl Into<Cow<'static, str>>) -> Self {
+        Self::Decode {
+            what: what.into(),
+            source: None,
+        }
+    }
+
+    /// A [`Decode`](Self::Decode) error: `what` could not be decoded, because of `source`.
+    pub fn decode_failed(what: impl Into<Cow<'static, str>>, source: impl Into<BoxError>) -> Self {
+        Self::Decode {
+            what: what.into(),
+            source: Some(source.into()),
+        }
+    }
+}
+
+impl From<Status> for ListWatchError {
+    fn from(status: Status) -> Self {
+        Self::Api(Box::new(status))
+    }
 }
 
 /// A future returned by a [`ListerWatcher`].

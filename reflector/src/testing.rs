@@ -270,11 +270,7 @@ impl<K> FakeControllerSource<K> {
 
     /// Sends an event that cannot be decoded to every open watch.
     pub fn send_malformed_event(&self) {
-        self.send_raw(|| {
-            Err(ListWatchError::Decode(
-                "malformed watch event: {\"type\":".into(),
-            ))
-        });
+        self.send_raw(|| Err(ListWatchError::decode("malformed watch event: {\"type\":")));
     }
 
     /// Sends `event` as it is to every open watch (for example an object of the wrong kind).
@@ -403,7 +399,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> FakeControllerSource<K> {
         match rv {
             None | Some("") => Ok(None),
             Some(s) => s.parse().map(Some).map_err(|_| {
-                ListWatchError::Api(status::failure(
+                ListWatchError::from(status::failure(
                     400,
                     "BadRequest",
                     "invalid resource version",
@@ -430,7 +426,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> FakeControllerSource<K> {
                 match parsed {
                     Some((id, off)) if inner.snapshots.contains_key(&id) => (id, off),
                     _ => {
-                        return Err(ListWatchError::Api(status::expired(
+                        return Err(ListWatchError::from(status::expired(
                             "The provided continue parameter is too old to display a consistent list result.",
                         )));
                     }
@@ -440,13 +436,13 @@ impl<K: Resource + Clone + Send + Sync + 'static> FakeControllerSource<K> {
                 let requested = Self::parse_rv(options.resource_version.as_deref())?;
                 if let Some(rv) = requested {
                     if rv > inner.resource_version {
-                        return Err(ListWatchError::Api(status::too_large_resource_version()));
+                        return Err(ListWatchError::from(status::too_large_resource_version()));
                     }
                     if options.resource_version_match == Some(ResourceVersionMatch::Exact)
                         && rv != inner.resource_version
                         && rv < inner.compacted
                     {
-                        return Err(ListWatchError::Api(status::expired(
+                        return Err(ListWatchError::from(status::expired(
                             "too old resource version",
                         )));
                     }
@@ -496,7 +492,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> FakeControllerSource<K> {
         let initial_events = options.send_initial_events == Some(true);
         if initial_events {
             if !inner.watch_list_supported {
-                return Err(ListWatchError::Api(status::failure(
+                return Err(ListWatchError::from(status::failure(
                     422,
                     "Invalid",
                     "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled",
@@ -505,7 +501,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> FakeControllerSource<K> {
             if options.resource_version_match != Some(ResourceVersionMatch::NotOlderThan)
                 || !options.allow_watch_bookmarks
             {
-                return Err(ListWatchError::Api(status::failure(
+                return Err(ListWatchError::from(status::failure(
                     422,
                     "Invalid",
                     "sendInitialEvents requires allowWatchBookmarks and resourceVersionMatch=NotOlderThan",
@@ -513,7 +509,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> FakeControllerSource<K> {
             }
         }
         if requested.is_some_and(|rv| rv > inner.resource_version) {
-            return Err(ListWatchError::Api(status::too_large_resource_version()));
+            return Err(ListWatchError::from(status::too_large_resource_version()));
         }
         let (tx, rx) = mpsc::unbounded();
         let send = |e: WatchEvent<K>| {

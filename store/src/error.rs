@@ -6,7 +6,7 @@ use std::fmt;
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// Why a key could not be computed for an object.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum KeyError {
     /// The object has no `metadata.name`.
@@ -23,8 +23,8 @@ pub enum KeyError {
     #[error("no object to compute a key from")]
     NoObject,
     /// An index function used as a key function failed.
-    #[error("index function used as key function failed: {0}")]
-    IndexFunc(String),
+    #[error("index function used as key function failed")]
+    IndexFunc(#[source] BoxError),
 }
 
 /// Errors of [`Store`](crate::Store) and [`Indexer`](crate::Indexer) operations.
@@ -32,13 +32,13 @@ pub enum KeyError {
 #[non_exhaustive]
 pub enum StoreError {
     /// The key function rejected an object.
-    #[error("couldn't create key for object: {0}")]
+    #[error("couldn't create key for object")]
     Key(#[from] KeyError),
     /// The named index does not exist.
     #[error("index with name {0:?} does not exist")]
     UnknownIndex(String),
     /// An index function failed; no index was changed.
-    #[error("unable to calculate an index entry for key {key:?} on index {index:?}: {source}")]
+    #[error("unable to calculate an index entry for key {key:?} on index {index:?}")]
     IndexFunc {
         /// The key of the object being indexed.
         key: String,
@@ -52,7 +52,7 @@ pub enum StoreError {
     #[error("indexer conflict: {0:?}")]
     IndexerConflict(Vec<String>),
     /// A transformer rejected an object; nothing was stored.
-    #[error("transformer failed: {0}")]
+    #[error("transformer failed")]
     Transform(#[source] BoxError),
     /// Some operations of a [`transaction`](crate::Store::transaction) failed.
     #[error(transparent)]

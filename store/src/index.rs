@@ -234,7 +234,7 @@ pub fn owner_index_value(kind: &str, namespace: &str, name: &str) -> String {
 /// Turns an index function into a key function; keys exist only for objects with exactly one value.
 pub fn index_func_to_key_func<K: 'static>(index_func: IndexFunc<K>) -> KeyFunc<K> {
     Arc::new(move |obj: &K| {
-        let mut values = index_func(obj).map_err(|e| KeyError::IndexFunc(e.to_string()))?;
+        let mut values = index_func(obj).map_err(KeyError::IndexFunc)?;
         match values.len() {
             1 => Ok(values.0.swap_remove(0)),
             n => Err(KeyError::NotExactlyOneValue(n)),

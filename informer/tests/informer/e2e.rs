@@ -259,7 +259,7 @@ impl ListerWatcher<ConfigMap> for ChangesBetweenPages {
                     .api
                     .create(&PostParams::default(), &config_map("between-pages", "1"))
                     .await
-                    .map_err(|e| kcache_reflector::ListWatchError::Other(e.to_string()))?;
+                    .map_err(|e| kcache_reflector::ListWatchError::Other(Box::new(e)))?;
                 current = created.metadata.resource_version;
             }
             let mut page = self.inner.list(&options).await?;

@@ -70,28 +70,17 @@ pub(crate) fn request_url(path: &str, options: &ListOptions, watch: bool) -> Str
 pub(super) fn map_error(err: kube_client::Error) -> ListWatchError {
     use kube_client::Error as E;
     match err {
-        E::Api(status) => ListWatchError::Api(*status),
-        E::HyperError(e) => ListWatchError::Connection(error_chain(&e)),
-        E::Service(e) => ListWatchError::Connection(error_chain(&*e)),
-        E::ReadEvents(e) => ListWatchError::Connection(error_chain(&e)),
-        E::SerdeError(e) => ListWatchError::Decode(e.to_string()),
-        other => ListWatchError::Other(error_chain(&other)),
+        E::Api(status) => ListWatchError::Api(status),
+        E::HyperError(e) => ListWatchError::Connection(Box::new(e)),
+        E::Service(e) => ListWatchError::Connection(e),
+        E::ReadEvents(e) => ListWatchError::Connection(Box::new(e)),
+        E::SerdeError(e) => ListWatchError::decode_failed("response", e),
+        other => ListWatchError::Other(Box::new(other)),
     }
-}
-
-fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut out = err.to_string();
-    let mut source = err.source();
-    while let Some(e) = source {
-        out.push_str(": ");
-        out.push_str(&e.to_string());
-        source = e.source();
-    }
-    out
 }
 
 pub(super) fn join_error(e: tokio::task::JoinError) -> ListWatchError {
-    ListWatchError::Other(format!("decoding task failed: {e}"))
+    ListWatchError::Other(Box::new(e))
 }
 
 /// Sends a GET and returns the response body, or the server's `Status` for an error answer.
@@ -107,7 +96,7 @@ pub(super) async fn send(
     }
     let request = request
         .body(Body::empty())
-        .map_err(|e| ListWatchError::Other(format!("building request: {e}")))?;
+        .map_err(|e| ListWatchError::Other(Box::new(e)))?;
     let response = client.send(request).await.map_err(map_error)?;
     let code = response.status();
     if code.is_client_error() || code.is_server_error() {
@@ -116,7 +105,7 @@ pub(super) async fn send(
             .collect_bytes()
             .await
             .map_err(map_error)?;
-        return Err(ListWatchError::Api(error_status(code, &body)));
+        return Err(ListWatchError::from(error_status(code, &body)));
     }
     Ok(response.into_body())
 }

@@ -94,7 +94,10 @@ fn decode_batch<K: DeserializeOwned>(
                 Ok(Decoded::Event(e)) => match transform_event(e, decoding.transform.as_ref()) {
                     Ok(e) => out.push(Ok(e)),
                     Err(err) => {
-                        tracing::error!(error = %err, "transform failed, watch event skipped");
+                        tracing::error!(
+                            error = &*err as &dyn std::error::Error,
+                            "transform failed, watch event skipped"
+                        );
                     }
                 },
                 Ok(Decoded::Nothing) => {}

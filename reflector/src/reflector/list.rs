@@ -48,9 +48,14 @@ where
             if let Err(err) = &result
                 && (is_expired(err) || is_too_large_resource_version(err))
             {
-                tracing::debug!(error = %err, "resource version unavailable, listing at the newest");
+                tracing::debug!(
+                    error = err as &dyn std::error::Error,
+                    "resource version unavailable, listing at the newest"
+                );
                 self.set_resource_version_unavailable(true);
-                result = self.pager_list(&self.relist_resource_version(), page_size).await;
+                result = self
+                    .pager_list(&self.relist_resource_version(), page_size)
+                    .await;
             }
             result
         }
@@ -138,7 +143,10 @@ where
                     }
                 }
                 Err(err) if options.continue_token.is_some() && is_expired(&err) => {
-                    tracing::debug!(error = %err, "continue token expired, listing in full");
+                    tracing::debug!(
+                        error = &err as &dyn std::error::Error,
+                        "continue token expired, listing in full"
+                    );
                     drop(items);
                     let full = ListOptions {
                         limit: None,

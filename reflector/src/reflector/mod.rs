@@ -126,7 +126,9 @@ where
     fn handle_error(&self, err: &ReflectorError) {
         match &self.config.error_handler {
             Some(handler) => handler(err),
-            None => tracing::warn!(name = %self.name, error = %err, "list and watch failed"),
+            None => {
+                tracing::warn!(name = %self.name, error = err as &dyn std::error::Error, "list and watch failed")
+            }
         }
     }
 
@@ -151,7 +153,7 @@ where
                 Ok(Some(s)) => stream = Some(s),
                 Err(err) => {
                     tracing::warn!(
-                        name = %self.name, error = %err,
+                        name = %self.name, error = &err as &dyn std::error::Error,
                         "the watch-list request failed, falling back to list and watch"
                     );
                     fallback_to_list = true;

@@ -52,7 +52,7 @@ where
         shutdown: &CancellationToken,
     ) -> bool {
         if is_watch_error_retriable(err) {
-            tracing::debug!(name = %self.name, error = %err, "watch-list backing off");
+            tracing::debug!(name = %self.name, error = err as &dyn std::error::Error, "watch-list backing off");
             self.backoff_sleep(shutdown).await;
             return true;
         }
@@ -118,10 +118,8 @@ where
                     drop(temporary);
                     let count = items.len();
                     if let Err(err) = self.store.replace(items, &resource_version) {
-                        tracing::warn!(name = %self.name, error = %err, "unable to sync watch-list result");
-                        return Err(ListWatchError::Other(format!(
-                            "unable to sync watch-list result: {err}"
-                        )));
+                        tracing::warn!(name = %self.name, error = &err as &dyn std::error::Error, "unable to sync watch-list result");
+                        return Err(ListWatchError::Other(Box::new(err)));
                     }
                     self.set_last_sync_resource_version(&resource_version);
                     self.config
@@ -138,7 +136,7 @@ where
                     return Err(ListWatchError::Other(format!(
                         "very short watch: {}: unexpected watch close - watch lasted less than a second and no items received",
                         self.name
-                    )));
+                    ).into()));
                 }
                 WatchEnd::Failed(err) => {
                     if self.watch_list_retriable(&err, shutdown).await {
@@ -181,7 +179,7 @@ where
                     match opened {
                         Ok(s) => s,
                         Err(err) if is_watch_error_retriable(&err) => {
-                            tracing::debug!(name = %self.name, error = %err, "watch failed, backing off");
+                            tracing::debug!(name = %self.name, error = &err as &dyn std::error::Error, "watch failed, backing off");
                             if !self.backoff_sleep(shutdown).await {
                                 return Ok(());
                             }
@@ -216,7 +214,7 @@ where
                     return Ok(());
                 }
                 WatchEnd::Failed(err) if is_expired(&err) => {
-                    tracing::debug!(name = %self.name, error = %err, "watch closed");
+                    tracing::debug!(name = %self.name, error = &err as &dyn std::error::Error, "watch closed");
                     return Ok(());
                 }
                 WatchEnd::Failed(err) if is_too_many_requests(&err) => {
@@ -226,7 +224,7 @@ where
                     }
                 }
                 WatchEnd::Failed(err) => {
-                    tracing::warn!(name = %self.name, error = %err, "watch ended with error");
+                    tracing::warn!(name = %self.name, error = &err as &dyn std::error::Error, "watch ended with error");
                     return Ok(());
                 }
             }
@@ -256,11 +254,15 @@ where
                 None => break WatchEnd::Closed,
                 Some(Ok(event)) => event,
                 Some(Err(ListWatchError::Connection(msg))) => {
-                    tracing::debug!(name, error = %msg, "watch connection broke");
+                    tracing::debug!(
+                        name,
+                        error = &*msg as &dyn std::error::Error,
+                        "watch connection broke"
+                    );
                     break WatchEnd::Closed;
                 }
                 Some(Err(err)) => {
-                    if matches!(err, ListWatchError::Decode(_)) {
+                    if matches!(err, ListWatchError::Decode { .. }) {
                         metrics.event_skipped(name, "undecodable");
                     }
                     break WatchEnd::Failed(err);
@@ -268,7 +270,7 @@ where
             };
             let mut initial_events_end = false;
             let resource_version = match event {
-                WatchEvent::Error(status) => break WatchEnd::Failed(ListWatchError::Api(status)),
+                WatchEvent::Error(status) => break WatchEnd::Failed(ListWatchError::from(status)),
                 WatchEvent::Bookmark(bookmark) => {
                     initial_events_end = bookmark.is_initial_events_end();
                     if !bookmark.resource_version.is_empty() {
@@ -284,21 +286,33 @@ where
                 WatchEvent::Added(obj) => {
                     let rv = obj.meta().resource_version.clone().unwrap_or_default();
                     if let Err(err) = store.add(obj) {
-                        tracing::error!(name, error = %err, "unable to add watch event object to store");
+                        tracing::error!(
+                            name,
+                            error = &err as &dyn std::error::Error,
+                            "unable to add watch event object to store"
+                        );
                     }
                     rv
                 }
                 WatchEvent::Modified(obj) => {
                     let rv = obj.meta().resource_version.clone().unwrap_or_default();
                     if let Err(err) = store.update(obj) {
-                        tracing::error!(name, error = %err, "unable to update watch event object in store");
+                        tracing::error!(
+                            name,
+                            error = &err as &dyn std::error::Error,
+                            "unable to update watch event object in store"
+                        );
                     }
                     rv
                 }
                 WatchEvent::Deleted(obj) => {
                     let rv = obj.meta().resource_version.clone().unwrap_or_default();
                     if let Err(err) = store.delete(obj) {
-                        tracing::error!(name, error = %err, "unable to delete watch event object from store");
+                        tracing::error!(
+                            name,
+                            error = &err as &dyn std::error::Error,
+                            "unable to delete watch event object from store"
+                        );
                     }
                     rv
                 }

@@ -64,11 +64,11 @@ fn apply(source: &FakeControllerSource<Pod>, op: &Op) {
         Op::ExpireWatches => source.send_error(status::expired("too old resource version")),
         Op::Compact => source.compact(),
         Op::FailNextWatch429 => {
-            source.fail_next_watch(ListWatchError::Api(status::too_many_requests()))
+            source.fail_next_watch(ListWatchError::from(status::too_many_requests()))
         }
         Op::FailNextWatchRefused => source.fail_next_watch(connection_refused()),
         Op::FailNextList => {
-            source.fail_next_list(ListWatchError::Api(status::internal_error("etcd")))
+            source.fail_next_list(ListWatchError::from(status::internal_error("etcd")))
         }
         Op::Malformed => source.send_malformed_event(),
         Op::Bookmark => source.send_bookmark(),

@@ -92,7 +92,7 @@ async fn fake_source_fault_injection() {
     source.send_malformed_event();
     assert!(matches!(
         w.next().await,
-        Some(Err(ListWatchError::Decode(_)))
+        Some(Err(ListWatchError::Decode { .. }))
     ));
     source.send_error(status::too_many_requests());
     assert!(matches!(w.next().await, Some(Ok(WatchEvent::Error(_)))));

@@ -100,8 +100,8 @@ enum Failure {
 
 fn seen(err: &ReflectorError) -> Seen {
     let failure = |e: &ListWatchError| match e {
-        ListWatchError::Api(s) => Failure::Api(Box::new(s.clone())),
-        ListWatchError::Decode(m) => Failure::Decode(m.clone()),
+        ListWatchError::Api(s) => Failure::Api(s.clone()),
+        ListWatchError::Decode { what, .. } => Failure::Decode(what.to_string()),
         ListWatchError::WatchLineTooLarge { limit } => Failure::WatchLineTooLarge(*limit),
         other => Failure::Other(other.to_string()),
     };
@@ -260,7 +260,7 @@ async fn garbage_in_a_watch_stream_is_a_decode_error_after_the_events_before_it(
         assert_eq!(events.len(), 2, "{shown}: {events:?}");
         assert!(matches!(events[0], Ok(WatchEvent::Added(_))), "{shown}");
         assert!(
-            matches!(events[1], Err(ListWatchError::Decode(_))),
+            matches!(events[1], Err(ListWatchError::Decode { .. })),
             "{shown}: {events:?}"
         );
     }

@@ -225,7 +225,38 @@ async fn kube_lister_watcher_malformed_line_ends_the_stream_with_a_decode_error(
     let events = watch_all(&lw).await;
     assert_eq!(events.len(), 2);
     assert!(matches!(events[0], Ok(WatchEvent::Added(_))));
-    assert!(matches!(events[1], Err(ListWatchError::Decode(_))));
+    assert!(matches!(events[1], Err(ListWatchError::Decode { .. })));
+    let source = events[1].as_ref().err().and_then(std::error::Error::source);
+    let parser = source.and_then(|e| e.downcast_ref::<serde_json::Error>());
+    assert!(
+        parser.is_some_and(serde_json::Error::is_eof),
+        "the parser's error is the source: {source:?}"
+    );
+}
+
+#[tokio::test]
+async fn kube_lister_watcher_connection_error_keeps_the_io_error_as_its_source() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    drop(listener); // nothing listens there any more
+    let config = Config::new(format!("http://{addr}").parse().unwrap());
+    let lw = KubeListerWatcher::new(Api::<Pod>::all(Client::try_from(config).unwrap()));
+    let err = lw.list(&ListOptions::default()).await.err().unwrap();
+    assert!(matches!(err, ListWatchError::Connection(_)), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "connection error",
+        "the cause is not repeated"
+    );
+    let mut chain = std::error::Error::source(&err);
+    let mut refused = false;
+    while let Some(e) = chain {
+        refused |= e
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused);
+        chain = e.source();
+    }
+    assert!(refused, "the chain reaches the refused connect: {err:?}");
 }
 
 /// Every item of a watch with default options, to its end.

@@ -49,7 +49,7 @@ async fn rvs_after_expired_are_0_10_empty() {
     let (lw, mut calls) = scripted(
         |_, o| match o.resource_version.as_deref().unwrap_or("") {
             "0" => Ok(page(vec![], "10", None)),
-            "10" => Err(ListWatchError::Api(status::expired("too old"))),
+            "10" => Err(ListWatchError::from(status::expired("too old"))),
             _ => Ok(page(vec![], "10", None)),
         },
         |n, _| match n {
@@ -84,10 +84,12 @@ async fn expired_continue_lists_in_full_at_the_same_rv() {
                 ("0", None, Some(4)) => Ok(page(vec![pod("a", "1")], "10", None)),
                 ("10", None, Some(4)) => Ok(page(vec![pod("a", "1")], "11", Some("C1"))),
                 ("", Some("C1"), Some(4)) => {
-                    Err(ListWatchError::Api(status::expired("continue expired")))
+                    Err(ListWatchError::from(status::expired("continue expired")))
                 }
                 ("10", None, None) => Ok(page(vec![pod("a", "1"), pod("b", "2")], "11", None)),
-                other => Err(ListWatchError::Other(format!("unexpected list {other:?}"))),
+                other => Err(ListWatchError::Other(
+                    format!("unexpected list {other:?}").into(),
+                )),
             }
         },
         |n, _| match n {
@@ -120,17 +122,19 @@ async fn three_too_large_rv_error_forms_relist_at_empty() {
     let (lw, mut calls) = scripted(
         |n, o| match (n, o.resource_version.as_deref().unwrap_or("")) {
             (0, "0") => Ok(page(vec![], "20", None)),
-            (1, "20") => Err(ListWatchError::Api(status::too_large_resource_version())),
+            (1, "20") => Err(ListWatchError::from(status::too_large_resource_version())),
             (2, "") => Ok(page(vec![], "30", None)),
-            (3, "30") => Err(ListWatchError::Api(
+            (3, "30") => Err(ListWatchError::from(
                 status::too_large_resource_version_cause_message(),
             )),
             (4, "") => Ok(page(vec![], "40", None)),
-            (5, "40") => Err(ListWatchError::Api(
+            (5, "40") => Err(ListWatchError::from(
                 status::too_large_resource_version_message(),
             )),
             (6, "") => Ok(page(vec![], "50", None)),
-            other => Err(ListWatchError::Other(format!("unexpected list {other:?}"))),
+            other => Err(ListWatchError::Other(
+                format!("unexpected list {other:?}").into(),
+            )),
         },
         // Every watch fails with Expired: a relist at the last synced resource version follows.
         |_, _| {
@@ -287,7 +291,7 @@ async fn paginated_list_syncs_at_the_first_pages_resource_version() {
 async fn list_errors_reach_the_error_handler_and_retry_after_backoff() {
     let source = Arc::new(FakeControllerSource::new());
     source.add(pod("a", ""));
-    source.fail_next_list(ListWatchError::Api(status::internal_error("boom")));
+    source.fail_next_list(ListWatchError::from(status::internal_error("boom")));
     let errors = Arc::new(parking_lot::Mutex::new(Vec::new()));
     let store = Arc::new(Indexer::default());
     let reflector = Arc::new(Reflector::new(
@@ -295,13 +299,18 @@ async fn list_errors_reach_the_error_handler_and_retry_after_backoff() {
         Arc::clone(&store),
         ReflectorConfig::default().watch_error_handler({
             let errors = Arc::clone(&errors);
-            move |e| errors.lock().push(e.to_string())
+            move |e| {
+                let cause = e.list_watch_error().map(ToString::to_string);
+                errors.lock().push((e.to_string(), cause));
+            }
         }),
     ));
     let running = run(&reflector);
     source.wait_for_calls(3).await;
     assert_eq!(errors.lock().len(), 1);
-    assert!(errors.lock()[0].contains("boom"));
+    let (error, cause) = errors.lock()[0].clone();
+    assert!(error.ends_with("failed to list"), "{error}");
+    assert!(cause.is_some_and(|c| c.contains("boom")));
     // The failed list did not count as a sync: the retry is at "0" again.
     assert_eq!(source.list_resource_versions(), ["0", "0"]);
     assert_eq!(store.len(), 1);

@@ -71,7 +71,7 @@ async fn too_many_requests_rewatches_after_backoff_without_relist() {
     let (lw, mut calls) = scripted(
         |_, _| Ok(page(vec![pod("a", "5")], "10", None)),
         |n, _| match n {
-            0 => Err(ListWatchError::Api(status::too_many_requests())),
+            0 => Err(ListWatchError::from(status::too_many_requests())),
             1 => Ok(events_then_close(vec![
                 WatchEvent::Added(Arc::new(pod("b", "11"))),
                 WatchEvent::Error(status::too_many_requests()),
@@ -294,7 +294,11 @@ async fn malformed_event_relists() {
 #[tokio::test(start_paused = true)]
 async fn watch_open_error_reaches_the_handler_then_relists() {
     let source = Arc::new(FakeControllerSource::<Pod>::new());
-    source.fail_next_watch(ListWatchError::Api(status::failure(403, "Forbidden", "no")));
+    source.fail_next_watch(ListWatchError::from(status::failure(
+        403,
+        "Forbidden",
+        "no",
+    )));
     let errors = Arc::new(parking_lot::Mutex::new(Vec::new()));
     let reflector = Arc::new(Reflector::new(
         Arc::clone(&source),

@@ -183,7 +183,7 @@ async fn watch_list_expired_retries_with_rv_empty() {
             initial_events_end("10", "true"),
             WatchEvent::Error(status::expired("too old")),
         ])),
-        1 => Err(ListWatchError::Api(status::expired("too old"))),
+        1 => Err(ListWatchError::from(status::expired("too old"))),
         _ => Ok(events_then_pending(vec![initial_events_end("20", "true")])),
     });
     let got = next_calls(&mut calls, 3).await;
