@@ -48,14 +48,16 @@ impl<V: Clone> Pending for Keyed<V> {
     type Item = V;
     type Taken = (ObjectKey, V);
 
+    #[inline]
     fn take(
         &mut self,
         _limit: usize,
         _remaining_initial: usize,
-    ) -> Option<(Option<(ObjectKey, V)>, usize)> {
+        taken: &mut Option<(ObjectKey, V)>,
+    ) -> Option<usize> {
         let key = self.queue.pop_front()?;
-        let value = self.items.remove(&key);
-        Some((value.map(|v| (key, v)), 1))
+        *taken = self.items.remove(&key).map(|v| (key, v));
+        Some(1)
     }
 
     fn item(taken: &(ObjectKey, V)) -> &V {

@@ -28,13 +28,15 @@ pub(crate) trait Pending: Default {
     type Taken;
 
     /// Removes the next places, at most `limit` and never more than `remaining_initial` (when
-    /// positive), and returns what they held (nothing for a place whose item was deleted) and how
-    /// many places were removed. `None` when nothing is queued.
+    /// positive), puts what they held into `taken` (nothing for a place whose item was deleted)
+    /// and returns how many places were removed; `None` when nothing is queued. What is taken is
+    /// built in `taken`, where the pop keeps it: a pop moves no `Deltas` around.
     fn take(
         &mut self,
         limit: usize,
         remaining_initial: usize,
-    ) -> Option<(Option<Self::Taken>, usize)>;
+        taken: &mut Option<Self::Taken>,
+    ) -> Option<usize>;
 
     /// The item of what a pop took.
     fn item(taken: &Self::Taken) -> &Self::Item;
@@ -200,22 +202,23 @@ impl<P: Policy> QueueCore<P> {
         wait_for(&self.notify, move || {
             let mut s = self.state.lock();
             let s = &mut *s;
-            let (taken, in_initial_list) = loop {
-                let in_initial_list = !s.population.has_synced();
-                let Some((taken, n)) = s.pending.take(limit, s.population.remaining()) else {
+            let mut taken = None;
+            let mut in_initial_list = false;
+            // A place whose item was deleted is skipped.
+            while taken.is_none() {
+                in_initial_list = !s.population.has_synced();
+                let Some(n) = s.pending.take(limit, s.population.remaining(), &mut taken) else {
                     return s.closed.then_some(Err(PopError::Closed));
                 };
                 s.population.popped(n);
-                // A place whose item was deleted is skipped.
-                if let Some(taken) = taken {
-                    break (taken, in_initial_list);
-                }
+            }
+            let (Some(item), Some(process)) = (&taken, process.take()) else {
+                return None;
             };
-            let process = process.take()?;
-            let item = <P::Pending as Pending>::item(&taken);
+            let item = <P::Pending as Pending>::item(item);
             let outcome = run_logged(P::NAME, s.pending.len(), || process(item, in_initial_list));
             let (result, requeue) = settle(outcome);
-            if requeue {
+            if let Some(taken) = taken.filter(|_| requeue) {
                 s.pending.requeue(taken);
             }
             if s.pending.len() > 0 {

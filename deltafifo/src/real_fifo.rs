@@ -161,20 +161,21 @@ impl<K> Pending for Arrivals<K> {
         &mut self,
         limit: usize,
         remaining_initial: usize,
-    ) -> Option<(Option<Taken<K>>, usize)> {
+        taken: &mut Option<Taken<K>>,
+    ) -> Option<usize> {
         if self.0.is_empty() {
             return None;
         }
         let n = self.batch_len(limit, remaining_initial).min(self.0.len());
-        let mut taken = Taken {
+        let taken = taken.insert(Taken {
             keys: SmallVec::new(),
             deltas: Deltas::empty(),
-        };
+        });
         for entry in self.0.drain(..n) {
             taken.keys.push(entry.key);
             taken.deltas.push(entry.delta);
         }
-        Some((Some(taken), n))
+        Some(n)
     }
 
     fn item(taken: &Taken<K>) -> &Deltas<K> {
