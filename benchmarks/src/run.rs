@@ -44,15 +44,20 @@ pub(crate) struct WatchFigures {
     pub(crate) p50_ms: f64,
     pub(crate) p99_ms: f64,
     pub(crate) max_ms: f64,
-    /// Whether the relist was measured (the rest is zero otherwise).
-    pub(crate) relisted: bool,
+    /// Absent for a client that holds no cache to relist (the floor).
+    pub(crate) relist: Option<RelistFigures>,
+}
+
+/// The figures of a forced relist.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RelistFigures {
+    /// RSS before the relist.
     pub(crate) steady_mib: f64,
-    pub(crate) relist_peak_mib: f64,
+    pub(crate) peak_mib: f64,
     /// From the server answering again until the relist is applied (backoff included).
     pub(crate) resync_s: f64,
     /// From the start of the list that succeeded until it is applied.
     pub(crate) relist_s: f64,
-    pub(crate) relist_cpu_s: f64,
 }
 
 /// The server seeded with the pods, and the storage key of each.
@@ -213,7 +218,7 @@ async fn measure(cluster: &Cluster, settings: &Settings, role: Role) -> Result<F
         let mut watched = watch(cluster, settings, &mut child).await?;
         // The floor holds no cache to relist.
         if role != Role::Wire {
-            relist(cluster, settings, &mut child, &mut watched).await?;
+            watched.relist = Some(relist(cluster, settings, &mut child).await?);
         }
         figures.watch = Some(watched);
     }
@@ -258,13 +263,12 @@ async fn watch(
     Ok(figures)
 }
 
-/// A forced relist of the client's cache, measured into `figures`.
+/// A forced relist of the client's cache, measured.
 async fn relist(
     cluster: &Cluster,
     settings: &Settings,
     child: &mut Child,
-    figures: &mut WatchFigures,
-) -> Result<(), BoxError> {
+) -> Result<RelistFigures, BoxError> {
     let server = &cluster.server;
     // A forced relist: the watch ends, history moves on and is compacted while the client cannot
     // reconnect, so resuming from its resource version is 410 Expired and it lists again.
@@ -286,15 +290,15 @@ async fn relist(
         .as_u64()
         .unwrap_or(0)
         .max(released);
-    figures.resync_s = secs_between(released, done);
-    figures.relist_s = secs_between(list_started, done);
-    figures.steady_mib = num(&relisted, "steady_mib");
-    figures.relist_peak_mib = num(&relisted, "peak_mib");
-    figures.relist_cpu_s = num(&relisted, "cpu_s");
-    figures.relisted = true;
+    let figures = RelistFigures {
+        steady_mib: num(&relisted, "steady_mib"),
+        peak_mib: num(&relisted, "peak_mib"),
+        resync_s: secs_between(released, done),
+        relist_s: secs_between(list_started, done),
+    };
     server
         .storage()
         .delete(pod_key(server, &marker)?, Preconditions::default())
         .await?;
-    Ok(())
+    Ok(figures)
 }
