@@ -1,9 +1,10 @@
 //! Watching: plain watches, the streaming watch-list, and applying events to a store.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
-use kcache_store::{Indexer, Store};
+use kcache_store::{Indexer, Store, StoreError};
 use kube_core::Resource;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -253,10 +254,10 @@ where
             let event = match next {
                 None => break WatchEnd::Closed,
                 Some(Ok(event)) => event,
-                Some(Err(ListWatchError::Connection(msg))) => {
+                Some(Err(ListWatchError::Connection(cause))) => {
                     tracing::debug!(
                         name,
-                        error = &*msg as &dyn std::error::Error,
+                        error = &*cause as &dyn std::error::Error,
                         "watch connection broke"
                     );
                     break WatchEnd::Closed;
@@ -283,39 +284,9 @@ where
                 {
                     continue;
                 }
-                WatchEvent::Added(obj) => {
-                    let rv = obj.meta().resource_version.clone().unwrap_or_default();
-                    if let Err(err) = store.add(obj) {
-                        tracing::error!(
-                            name,
-                            error = &err as &dyn std::error::Error,
-                            "unable to add watch event object to store"
-                        );
-                    }
-                    rv
-                }
-                WatchEvent::Modified(obj) => {
-                    let rv = obj.meta().resource_version.clone().unwrap_or_default();
-                    if let Err(err) = store.update(obj) {
-                        tracing::error!(
-                            name,
-                            error = &err as &dyn std::error::Error,
-                            "unable to update watch event object in store"
-                        );
-                    }
-                    rv
-                }
-                WatchEvent::Deleted(obj) => {
-                    let rv = obj.meta().resource_version.clone().unwrap_or_default();
-                    if let Err(err) = store.delete(obj) {
-                        tracing::error!(
-                            name,
-                            error = &err as &dyn std::error::Error,
-                            "unable to delete watch event object from store"
-                        );
-                    }
-                    rv
-                }
+                WatchEvent::Added(obj) => written(name, "add", obj, |o| store.add(o)),
+                WatchEvent::Modified(obj) => written(name, "update", obj, |o| store.update(o)),
+                WatchEvent::Deleted(obj) => written(name, "delete", obj, |o| store.delete(o)),
             };
             if !resource_version.is_empty() {
                 set_rv(&resource_version);
@@ -349,4 +320,24 @@ where
         }
         true
     }
+}
+
+/// Writes a watched object to the store with `write` and returns its resource version. A write
+/// the store refuses is logged and the watch goes on, as in client-go.
+fn written<K: Resource>(
+    name: &str,
+    op: &'static str,
+    obj: Arc<K>,
+    write: impl FnOnce(Arc<K>) -> Result<(), StoreError>,
+) -> String {
+    let resource_version = obj.meta().resource_version.clone().unwrap_or_default();
+    if let Err(err) = write(obj) {
+        tracing::error!(
+            name,
+            op,
+            error = &err as &dyn std::error::Error,
+            "unable to write a watch event's object to the store"
+        );
+    }
+    resource_version
 }
