@@ -2,7 +2,7 @@
 //! for tests and benchmarks of [`EtcdStorage`](crate::EtcdStorage).
 
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -20,8 +20,9 @@ const START_TIMEOUT: Duration = Duration::from_secs(30);
 /// A real etcd process for tests: a single member listening on free `127.0.0.1` ports with its
 /// data in a temporary directory. Killed, and its directory removed, when dropped.
 ///
-/// The binary is `$ETCD`, else `/usr/bin/etcd` (Debian's `etcd-server`), else `etcd` on the
-/// `PATH`; [`TestEtcd::start`] answers `Ok(None)` when there is none, so that tests can skip.
+/// The binary is `$ETCD`, else `etcd` on the `PATH` (Debian's `etcd-server` puts it in
+/// `/usr/bin`), as `cargo xtask ci` finds it; [`TestEtcd::start`] answers `Ok(None)` when there
+/// is none, so that tests can skip.
 /// etcd is started with a 100 ms `--experimental-watch-progress-notify-interval`, so that
 /// watches get progress notifications quickly.
 #[derive(Debug)]
@@ -37,10 +38,6 @@ pub struct TestEtcd {
 fn find_binary() -> Option<PathBuf> {
     if let Some(path) = std::env::var_os("ETCD") {
         return Some(PathBuf::from(path));
-    }
-    let debian = Path::new("/usr/bin/etcd");
-    if debian.exists() {
-        return Some(debian.to_owned());
     }
     std::env::var_os("PATH").and_then(|paths| {
         std::env::split_paths(&paths)

@@ -1,5 +1,9 @@
 //! kcache's automation. `cargo xtask ci` runs every check CI runs, in order, stopping at the
-//! first failure, with a one-line summary and the duration of each step.
+//! first failure, with a one-line summary and the duration of each step. Before the steps it
+//! finds what the checks need from outside Rust (protoc, kubectl, etcd, the Python and
+//! JavaScript clients; see [`tools`]), and it closes with the list of checks it had to skip,
+//! each with the command that enables it. `cargo xtask ci --strict` (what `.ci/run` runs) fails
+//! instead when anything would be skipped, and makes the tests fail rather than skip.
 //!
 //! Other commands: `cargo xtask layering` (only the dependency layering check);
 //! `cargo xtask fuzz [target] [--seconds N]` (the cargo-fuzz targets of `fuzz/`; not in CI);
@@ -12,24 +16,28 @@ mod metadata;
 mod publish;
 #[cfg(test)]
 mod tidy;
+mod tools;
 
+use std::ffi::OsString;
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 
-/// One CI step: a name and what it runs.
+use tools::{Host, Tools};
+
+/// One CI step: a name and what it runs, with the variables [`Tools`] hands to cargo.
 struct Step {
     name: &'static str,
-    run: fn() -> Result<(), String>,
+    run: fn(&Tools) -> Result<(), String>,
 }
 
 const STEPS: &[Step] = &[
     Step {
         name: "fmt",
-        run: || cargo(&["fmt", "--all", "--", "--check"], &[]),
+        run: |_| cargo(&["fmt", "--all", "--", "--check"], &[]),
     },
     Step {
         name: "clippy",
-        run: || {
+        run: |tools| {
             cargo(
                 &[
                     "clippy",
@@ -40,24 +48,26 @@ const STEPS: &[Step] = &[
                     "-D",
                     "warnings",
                 ],
-                &[],
+                &tools.envs,
             )
         },
     },
     Step {
         name: "layering",
-        run: layering::check,
+        run: |_| layering::check(),
     },
     Step {
         name: "test",
-        run: || cargo(&["test", "--workspace", "--all-features"], &[]),
+        run: |tools| cargo(&["test", "--workspace", "--all-features"], &tools.envs),
     },
     Step {
         name: "doc",
-        run: || {
+        run: |tools| {
+            let mut envs = tools.envs.clone();
+            envs.push(("RUSTDOCFLAGS", "-D warnings".into()));
             cargo(
                 &["doc", "--workspace", "--no-deps", "--all-features"],
-                &[("RUSTDOCFLAGS", "-D warnings")],
+                &envs,
             )
         },
     },
@@ -65,7 +75,7 @@ const STEPS: &[Step] = &[
     // that they build in a fraction of the time of an optimised build. `cargo bench` runs them.
     Step {
         name: "bench (compile)",
-        run: || {
+        run: |tools| {
             cargo(
                 &[
                     "bench",
@@ -75,7 +85,7 @@ const STEPS: &[Step] = &[
                     "--profile",
                     "dev",
                 ],
-                &[],
+                &tools.envs,
             )
         },
     },
@@ -85,12 +95,17 @@ const STEPS: &[Step] = &[
     },
 ];
 
+/// The cargo that runs xtask (`$CARGO`), else `cargo`.
+pub(crate) fn cargo_program() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned())
+}
+
 /// Runs `cargo` with `args` and extra environment variables; an error says how it failed.
-pub(crate) fn cargo(args: &[&str], envs: &[(&str, &str)]) -> Result<(), String> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+pub(crate) fn cargo(args: &[&str], envs: &[(&str, OsString)]) -> Result<(), String> {
+    let cargo = cargo_program();
     let status = Command::new(&cargo)
         .args(args)
-        .envs(envs.iter().copied())
+        .envs(envs.iter().map(|(k, v)| (k, v)))
         .status()
         .map_err(|e| format!("could not run {cargo}: {e}"))?;
     if status.success() {
@@ -100,12 +115,38 @@ pub(crate) fn cargo(args: &[&str], envs: &[(&str, &str)]) -> Result<(), String> 
     }
 }
 
-fn ci() -> ExitCode {
+/// Finds the tools (see [`tools`]), says what it found and what is skipped, then runs the steps.
+fn ci(args: &[String]) -> ExitCode {
+    let strict = match args {
+        [] => false,
+        [flag] if flag == "--strict" => true,
+        _ => {
+            eprintln!("usage: cargo xtask ci [--strict]");
+            return ExitCode::FAILURE;
+        }
+    };
+    let tools = match metadata::target_directory()
+        .and_then(|target| Tools::find(&Host::from_env(&target), strict))
+    {
+        Ok(tools) => tools,
+        Err(e) => {
+            eprintln!("xtask ci: FAIL {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    for (var, value) in &tools.envs {
+        eprintln!("xtask ci: {var}={}", value.to_string_lossy());
+    }
+    if let Err(e) = tools.check_strict(strict) {
+        eprintln!("xtask ci: FAIL {e}");
+        return ExitCode::FAILURE;
+    }
+    eprint!("{}", tools.summary());
     let start = Instant::now();
     for step in STEPS {
         let began = Instant::now();
         eprintln!("xtask ci: {} ...", step.name);
-        let result = (step.run)();
+        let result = (step.run)(&tools);
         let secs = began.elapsed().as_secs_f64();
         match result {
             Ok(()) => eprintln!("xtask ci: ok   {:<18} {secs:>7.1}s", step.name),
@@ -120,6 +161,7 @@ fn ci() -> ExitCode {
         STEPS.len(),
         start.elapsed().as_secs_f64()
     );
+    eprint!("{}", tools.summary());
     ExitCode::SUCCESS
 }
 
@@ -161,13 +203,13 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let rest = args.get(1..).unwrap_or_default();
     match args.first().map(String::as_str) {
-        Some("ci") => ci(),
+        Some("ci") => ci(rest),
         Some("layering") => exit_code(layering::check()),
         Some("fuzz") => exit_code(fuzz::run(rest)),
         Some("bench-e2e") => exit_code(bench_e2e(rest)),
         _ => {
             eprintln!(
-                "usage: cargo xtask <ci|layering|fuzz [target] [--seconds N]|bench-e2e [--pods N]>"
+                "usage: cargo xtask <ci [--strict]|layering|fuzz [target] [--seconds N]|bench-e2e [--pods N]>"
             );
             ExitCode::FAILURE
         }

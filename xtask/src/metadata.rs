@@ -5,6 +5,8 @@ use std::process::Command;
 
 use serde_json::Value;
 
+use crate::cargo_program;
+
 /// A dependency of a workspace package on another package.
 pub(crate) struct Dependency {
     pub(crate) name: String,
@@ -27,10 +29,9 @@ pub(crate) struct Package {
     pub(crate) dependencies: Vec<Dependency>,
 }
 
-/// The workspace's packages, from `cargo metadata --no-deps`.
-pub(crate) fn packages() -> Result<Vec<Package>, String> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    let out = Command::new(cargo)
+/// `cargo metadata --no-deps` as JSON.
+fn metadata() -> Result<Value, String> {
+    let out = Command::new(cargo_program())
         .args(["metadata", "--format-version", "1", "--no-deps"])
         .output()
         .map_err(|e| format!("cargo metadata: {e}"))?;
@@ -40,12 +41,24 @@ pub(crate) fn packages() -> Result<Vec<Package>, String> {
             String::from_utf8_lossy(&out.stderr)
         ));
     }
-    let meta: Value =
-        serde_json::from_slice(&out.stdout).map_err(|e| format!("cargo metadata output: {e}"))?;
+    serde_json::from_slice(&out.stdout).map_err(|e| format!("cargo metadata output: {e}"))
+}
+
+/// The workspace's packages, from `cargo metadata --no-deps`.
+pub(crate) fn packages() -> Result<Vec<Package>, String> {
+    let meta = metadata()?;
     let packages = meta["packages"]
         .as_array()
         .ok_or("cargo metadata: no packages")?;
     Ok(packages.iter().map(package).collect())
+}
+
+/// The target directory cargo builds into (`CARGO_TARGET_DIR`, config, or `target/`).
+pub(crate) fn target_directory() -> Result<PathBuf, String> {
+    metadata()?["target_directory"]
+        .as_str()
+        .map(PathBuf::from)
+        .ok_or_else(|| "cargo metadata: no target_directory".to_owned())
 }
 
 fn text(v: &Value) -> String {

@@ -14,9 +14,11 @@ use std::path::{Path, PathBuf};
 
 use crate::cargo;
 use crate::metadata::packages;
+use crate::tools::Tools;
 
-/// Runs the publish dry run of the whole workspace from freshly unpacked sources.
-pub(crate) fn dry_run() -> Result<(), String> {
+/// Runs the publish dry run of the whole workspace from freshly unpacked sources, with the
+/// variables `tools` hands to cargo (protoc for etcd-client).
+pub(crate) fn dry_run(tools: &Tools) -> Result<(), String> {
     let names: Vec<String> = packages()?
         .iter()
         .filter(|p| p.publish)
@@ -27,7 +29,7 @@ pub(crate) fn dry_run() -> Result<(), String> {
     }
     cargo(
         &["publish", "--workspace", "--dry-run", "--allow-dirty"],
-        &[],
+        &tools.envs,
     )
 }
 

@@ -4,6 +4,7 @@ use std::io::Read;
 use std::process::{Command, Stdio};
 
 use crate::binary::{Binary, start_binary, temp_dir};
+use crate::support::skip;
 
 fn kubectl_path() -> Option<std::path::PathBuf> {
     let path = std::env::var_os("KUBECTL")
@@ -48,10 +49,13 @@ fn kubectl(kubectl: &std::path::Path, server: &Binary, args: &[&str]) -> String 
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// kubectl and a started binary in a temporary folder (None, with a message, without kubectl).
+/// kubectl and a started binary in a temporary folder (None, after [`skip`], without kubectl).
 fn session(name: &str) -> Option<(std::path::PathBuf, Binary, std::path::PathBuf)> {
     let Some(kc) = kubectl_path() else {
-        eprintln!("SKIPPED: kubectl is not installed (set KUBECTL to its path to run this test)");
+        skip(
+            "kubectl test",
+            "kubectl is not installed (set KUBECTL, or apt-get install kubernetes-client)",
+        );
         return None;
     };
     let dir = temp_dir("kubectl", name);

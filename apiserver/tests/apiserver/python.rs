@@ -1,13 +1,15 @@
 //! The official Kubernetes Python client (PyPI `kubernetes`) against the `kcache-apiserver`
 //! binary: CRUD, no-op writes, label-selected list and watch, error statuses, the scale and
-//! status subresources, discovery. Skipped with a message when the client is not installed.
+//! status subresources, discovery. Skipped (see [`skip`]) when the client is not installed.
 
 use std::process::Command;
 
 use crate::binary::{start_binary, temp_dir};
+use crate::support::skip;
 
+/// `$KCACHE_PYTHON`, else `python3`, when it imports `kubernetes`.
 fn python() -> Option<String> {
-    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_owned());
+    let python = std::env::var("KCACHE_PYTHON").unwrap_or_else(|_| "python3".to_owned());
     Command::new(&python)
         .args(["-c", "import kubernetes"])
         .output()
@@ -19,8 +21,10 @@ fn python() -> Option<String> {
 #[test]
 fn python_client_crud_watch_scale_and_statuses_work_against_the_binary() {
     let Some(python) = python() else {
-        eprintln!("SKIPPED: the Python client is not installed (pip install kubernetes)");
-        return;
+        return skip(
+            "Python client test",
+            "no Python that imports kubernetes (set KCACHE_PYTHON, or pip install kubernetes)",
+        );
     };
     let dir = temp_dir("python", "crud");
     let server = start_binary(&dir);

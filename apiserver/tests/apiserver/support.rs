@@ -1,4 +1,22 @@
-//! Helpers shared by the tests: raw requests, watch line readers, pod JSON.
+//! Helpers shared by the tests: raw requests, watch line readers, pod JSON, and [`skip`] for
+//! tests that need a real client or server that is not installed.
+//!
+//! # Real clients and servers
+//!
+//! Some tests run real programs: kubectl, etcd, the official Python client, the JavaScript
+//! client. `cargo xtask ci` finds them before the tests start (xtask/src/tools.rs; it installs
+//! the Python and JavaScript clients under the target directory when python3 and npm exist) and
+//! hands them over as environment variables, which are all these tests read:
+//!
+//! - `KUBECTL`: a kubectl binary (else `kubectl` on the `PATH`);
+//! - `ETCD`: an etcd binary (else `etcd` on the `PATH`; see `TestEtcd`);
+//! - `KCACHE_PYTHON`: a Python interpreter that imports `kubernetes` (else `python3`);
+//! - `KCACHE_JS_CLIENT`: a folder whose `node_modules` holds `@kubernetes/client-node`
+//!   (`node` on the `PATH` runs it);
+//! - `KCACHE_STRICT=1` (`cargo xtask ci --strict`, as CI runs it): a test that would skip for
+//!   want of one of them fails instead.
+//!
+//! A test that cannot find what it needs calls [`skip`] and returns.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,6 +28,17 @@ use kcache_apiserver::{
 };
 use kube_client::Client;
 use serde_json::{Value, json};
+
+/// Skips the running test, which needs what `why` says is missing: prints why, or fails the
+/// test when `KCACHE_STRICT=1` (so that CI cannot pass with real-client tests silently skipped).
+pub(crate) fn skip(check: &str, why: &str) {
+    let strict = std::env::var_os("KCACHE_STRICT").is_some_and(|v| v == "1");
+    assert!(
+        !strict,
+        "{check} cannot run: {why} (KCACHE_STRICT=1 makes a skip a failure)"
+    );
+    eprintln!("SKIPPED {check}: {why}");
+}
 
 /// A server with short freshness timeouts and bookmark intervals for tests.
 pub(crate) fn test_builder() -> ApiServerBuilder {
@@ -195,8 +224,8 @@ impl<T> std::ops::Deref for Backed<T> {
 }
 
 impl Backend {
-    /// A new, empty storage of this backend; `None` (after printing why) when it cannot run
-    /// here (no etcd binary, or built without the `etcd` feature).
+    /// A new, empty storage of this backend; `None` (after [`skip`]) when it cannot run here (no
+    /// etcd binary, or built without the `etcd` feature).
     pub(crate) async fn storage(self) -> Option<Backed<Arc<dyn Storage>>> {
         match self {
             Backend::Memory => Some(Backed {
@@ -207,7 +236,10 @@ impl Backend {
             #[cfg(feature = "etcd")]
             Backend::Etcd => {
                 let Some(etcd) = kcache_apiserver::TestEtcd::start().await.unwrap() else {
-                    eprintln!("skipped: no etcd binary (install Debian's etcd-server or set ETCD)");
+                    skip(
+                        "etcd storage test",
+                        "no etcd binary (set ETCD, or apt-get install etcd-server)",
+                    );
                     return None;
                 };
                 let storage = etcd.storage().await.unwrap();
@@ -218,7 +250,10 @@ impl Backend {
             }
             #[cfg(not(feature = "etcd"))]
             Backend::Etcd => {
-                eprintln!("skipped: built without the etcd feature");
+                skip(
+                    "etcd storage test",
+                    "built without the etcd feature (--features etcd)",
+                );
                 None
             }
         }
