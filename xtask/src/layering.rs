@@ -1,7 +1,8 @@
 //! The layering invariant: store ← deltafifo ← reflector ← informer ← factory; workqueue uses no
 //! kcache crate and is used from informer up; apiserver uses store and reflector; the `kcache`
 //! facade sits on top of every layer except apiserver; nothing published depends on apiserver
-//! (except as a dev-dependency) or on the facade.
+//! (except as a dev-dependency) or on the facade; leader election stands beside the stack (no
+//! kcache dependency) and only the facade uses it.
 
 use crate::metadata::{Package, packages};
 
@@ -22,6 +23,9 @@ const WORKQUEUE: &str = "kcache-workqueue";
 /// The level of the stack from which [`WORKQUEUE`] may be used.
 const WORKQUEUE_USERS_FROM: &str = "kcache-informer";
 
+/// Leader election: no kcache dependency; used by the facade only.
+const LEADERELECTION: &str = "kcache-leaderelection";
+
 /// The facade re-exporting the layers.
 const FACADE: &str = "kcache";
 
@@ -37,7 +41,7 @@ fn allowed_below(crate_name: &str) -> Vec<&'static str> {
     }
     if crate_name == FACADE {
         let mut all = STACK.to_vec();
-        all.push(WORKQUEUE);
+        all.extend([WORKQUEUE, LEADERELECTION]);
         return all;
     }
     let Some(level) = STACK.iter().position(|c| *c == crate_name) else {
@@ -154,6 +158,19 @@ mod tests {
         );
         assert!(violations(&[pkg("kcache-informer", &[(WORKQUEUE, "normal")])]).is_empty());
         assert!(violations(&[pkg("kcache-factory", &[(WORKQUEUE, "normal")])]).is_empty());
+    }
+
+    #[test]
+    fn leader_election_stands_alone_and_serves_the_facade() {
+        assert_eq!(
+            violations(&[pkg(LEADERELECTION, &[("kcache-store", "normal")])]).len(),
+            1
+        );
+        assert_eq!(
+            violations(&[pkg("kcache-factory", &[(LEADERELECTION, "normal")])]).len(),
+            1
+        );
+        assert!(violations(&[pkg(FACADE, &[(LEADERELECTION, "normal")])]).is_empty());
     }
 
     #[test]
