@@ -1,7 +1,9 @@
 //! The k8s-openapi types of the built-in kinds: what validation decodes objects into and what
 //! the OpenAPI documents describe.
 
-use k8s_openapi::api::{apps, batch, coordination, core, networking, policy, rbac, scheduling};
+use k8s_openapi::api::{
+    apps, batch, coordination, core, events, networking, policy, rbac, scheduling,
+};
 use k8s_openapi::schemars::{Schema, SchemaGenerator};
 use serde_json::Value;
 
@@ -45,6 +47,7 @@ kinds![
     batch::v1::Job,
     batch::v1::CronJob,
     coordination::v1::Lease,
+    events::v1::Event,
     networking::v1::Ingress,
     policy::v1::PodDisruptionBudget,
     scheduling::v1::PriorityClass,

@@ -200,7 +200,7 @@ pub(crate) fn builtin_field_paths(api_version: &str, kind: &str) -> Arc<[String]
 }
 
 /// The built-in resources: namespaces, pods, nodes, services, endpoints, configmaps, secrets,
-/// events, serviceaccounts, resourcequotas, deployments, replicasets, statefulsets, daemonsets,
+/// events (core and `events.k8s.io/v1`), serviceaccounts, resourcequotas, deployments, replicasets, statefulsets, daemonsets,
 /// jobs, cronjobs, leases, ingresses, poddisruptionbudgets, priorityclasses, roles,
 /// rolebindings, clusterroles and clusterrolebindings.
 pub fn builtin_resources() -> Vec<ResourceDef> {
@@ -265,6 +265,8 @@ pub fn builtin_resources() -> Vec<ResourceDef> {
             .with_generation()
             .in_all(),
         b("coordination.k8s.io", "v1", "Lease", "leases", true),
+        // Kept apart from the core Events (a real API server stores both in one table).
+        b("events.k8s.io", "v1", "Event", "events", true),
         b("networking.k8s.io", "v1", "Ingress", "ingresses", true)
             .short(&["ing"])
             .with_status()

@@ -11,10 +11,13 @@
 //! informers; a small controller keeps the number of running pods per node, fed by a
 //! [`WorkQueue`] of node names and reading the pod index. Progress is shown per listed page while
 //! the caches sync, then a summary once a second and a final summary line. `--duration SECS`
-//! stops that long after the caches synced; Ctrl-C stops at any time. Everything shuts down cleanly; errors are
+//! stops that long after the caches synced; Ctrl-C stops at any time. `--metrics-addr ADDR`
+//! serves the work queue's Prometheus metrics (client-go's `workqueue_*` families) on
+//! `http://ADDR/metrics`. Everything shuts down cleanly; errors are
 //! printed with their causes.
 
 use std::collections::HashMap;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -29,10 +32,11 @@ use kcache_factory::SharedInformerFactory;
 use kcache_informer::{EnqueueHandler, ResourceEventHandlerFuncs};
 use kcache_reflector::{ReflectorConfig, ReflectorMetrics};
 use kcache_store::{NODE_NAME_INDEX, node_name_index_func, testing};
-use kcache_workqueue::WorkQueue;
+use kcache_workqueue::{PrometheusMetrics, WorkQueue, WorkQueueConfig};
 use kube_client::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kube_client::{Api, Client, Config};
 use parking_lot::Mutex;
+use prometheus_client::registry::Registry;
 use rand::Rng;
 use serde_json::json;
 use tokio::sync::mpsc;
@@ -65,6 +69,9 @@ struct Args {
     /// Simulated cluster: pod creates, updates and deletes per second.
     #[arg(long, default_value_t = 200.0)]
     churn: f64,
+    /// Serve Prometheus metrics on http://ADDR/metrics (for example 127.0.0.1:9090).
+    #[arg(long, value_name = "ADDR")]
+    metrics_addr: Option<SocketAddr>,
 }
 
 /// Events seen per handler since start.
@@ -130,8 +137,15 @@ async fn quickstart(args: Args) -> Result<(), BoxError> {
             stop.clone(),
         ))
     });
+    let metrics = PrometheusMetrics::default();
+    if let Some(addr) = args.metrics_addr {
+        let mut registry = Registry::default();
+        metrics.register(&mut registry);
+        let served = serve_metrics(addr, registry, stop.clone()).await?;
+        println!("metrics at http://{served}/metrics");
+    }
     let duration = args.duration.map(Duration::from_secs);
-    let outcome = run(client, expected_pods, duration, stop.clone()).await;
+    let outcome = run(client, metrics, expected_pods, duration, stop.clone()).await;
     stop.cancel();
     if let Some(churn) = churn {
         churn.await?;
@@ -142,10 +156,44 @@ async fn quickstart(args: Args) -> Result<(), BoxError> {
     Ok(())
 }
 
+/// Serves `registry` in the OpenMetrics text format on `http://addr/metrics` until `stop`;
+/// the address bound.
+async fn serve_metrics(
+    addr: SocketAddr,
+    registry: Registry,
+    stop: CancellationToken,
+) -> Result<SocketAddr, BoxError> {
+    let registry = Arc::new(registry);
+    let router = axum::Router::new().route(
+        "/metrics",
+        axum::routing::get(move || {
+            let registry = Arc::clone(&registry);
+            async move {
+                let mut text = String::new();
+                let content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+                match prometheus_client::encoding::text::encode(&mut text, &registry) {
+                    Ok(()) => Ok(([(axum::http::header::CONTENT_TYPE, content_type)], text)),
+                    Err(_) => Err(axum::http::StatusCode::INTERNAL_SERVER_ERROR),
+                }
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let served = listener.local_addr()?;
+    tokio::spawn(async move {
+        let serving = axum::serve(listener, router).with_graceful_shutdown(stop.cancelled_owned());
+        if let Err(e) = serving.await {
+            eprintln!("metrics server failed: {e}");
+        }
+    });
+    Ok(served)
+}
+
 /// Informers, controller, progress and summary until `stop` fires or `duration` has passed since
 /// the caches synced; then a clean shutdown.
 async fn run(
     client: Client,
+    metrics: PrometheusMetrics,
     expected_pods: Option<u64>,
     duration: Option<Duration>,
     stop: CancellationToken,
@@ -159,7 +207,11 @@ async fn run(
     let nodes = factory.informer::<Node>();
 
     // Pod events put the pod's node on the queue; both informers count their events.
-    let queue: WorkQueue<String> = WorkQueue::new();
+    let queue: WorkQueue<String> = WorkQueue::with_config(
+        WorkQueueConfig::default()
+            .name("nodes")
+            .metrics(Arc::new(metrics)),
+    );
     let counters = Arc::new(Counters::default());
     pods.add_event_handler(EnqueueHandler::keys_with(queue.clone(), {
         let counters = Arc::clone(&counters);

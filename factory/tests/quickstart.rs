@@ -161,3 +161,61 @@ fn run_simulated(args: &[&str]) -> String {
     );
     stdout
 }
+
+#[test]
+fn quickstart_serves_the_work_queue_metrics_families_on_metrics_addr() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+
+    let mut child = Command::new(quickstart())
+        .args([
+            "--metrics-addr",
+            "127.0.0.1:0",
+            "--duration",
+            "2",
+            "--pods",
+            "100",
+            "--nodes",
+            "3",
+            "--namespaces",
+            "3",
+            "--churn",
+            "20",
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut url = None;
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        if let Some(at) = line.strip_prefix("metrics at ") {
+            url = Some(at.to_owned());
+        }
+        if line.contains("caches synced in") {
+            break;
+        }
+    }
+    let url = url.expect("the metrics address is printed before the caches sync");
+    let curl = Command::new("curl").args(["-sf", &url]).output().unwrap();
+    let text = String::from_utf8_lossy(&curl.stdout);
+    assert!(curl.status.success(), "curl {url} failed");
+    for family in [
+        "# TYPE workqueue_depth gauge",
+        "# TYPE workqueue_adds counter",
+        "# TYPE workqueue_queue_duration_seconds histogram",
+        "# TYPE workqueue_work_duration_seconds histogram",
+        "# TYPE workqueue_longest_running_processor_seconds gauge",
+    ] {
+        assert!(text.contains(family), "no `{family}` in\n{text}");
+    }
+    let adds = text
+        .lines()
+        .find_map(|l| l.strip_prefix("workqueue_adds_total{name=\"nodes\"} "))
+        .and_then(|v| v.parse::<u64>().ok());
+    assert!(adds.is_some_and(|n| n > 0), "no adds counted:\n{text}");
+    for line in lines {
+        line.unwrap();
+    }
+    assert!(child.wait().unwrap().success());
+}

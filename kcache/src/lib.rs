@@ -12,6 +12,9 @@
 //! | [`reflector`] | `kcache-reflector` | `ListerWatcher` over kube-client, `Reflector` | `reflector` |
 //! | [`informer`] | `kcache-informer` | `SharedIndexInformer`, event handlers, `EnqueueHandler` | `informer` |
 //! | [`factory`] | `kcache-factory` | `SharedInformerFactory` | `factory` (default) |
+//! | `leaderelection` | `kcache-leaderelection` | `LeaderElector` on Leases | `leaderelection` |
+//! | `events` | `kcache-events` | `EventBroadcaster`, `Recorder` for `events.k8s.io/v1` | `events` |
+//! | `prometheus_client` | `prometheus-client` | the registry; `PrometheusMetrics` in `workqueue` and `reflector` | `prometheus` |
 //!
 //! The Kubernetes crates it builds on are re-exported too ([`k8s_openapi`], [`kube_client`],
 //! [`kube_core`]); your binary still picks the Kubernetes version with a k8s-openapi feature.
@@ -54,10 +57,14 @@
 pub use k8s_openapi;
 #[cfg(feature = "deltafifo")]
 pub use kcache_deltafifo as deltafifo;
+#[cfg(feature = "events")]
+pub use kcache_events as events;
 #[cfg(feature = "factory")]
 pub use kcache_factory as factory;
 #[cfg(feature = "informer")]
 pub use kcache_informer as informer;
+#[cfg(feature = "leaderelection")]
+pub use kcache_leaderelection as leaderelection;
 #[cfg(feature = "reflector")]
 pub use kcache_reflector as reflector;
 #[cfg(feature = "store")]
@@ -66,9 +73,13 @@ pub use kcache_store as store;
 pub use kcache_workqueue as workqueue;
 pub use kube_client;
 pub use kube_core;
+#[cfg(feature = "prometheus")]
+pub use prometheus_client;
 
 /// The names a controller uses, from every enabled layer: `use kcache::prelude::*;`.
 pub mod prelude {
+    #[cfg(feature = "events")]
+    pub use kcache_events::{EventBroadcaster, EventType, Recorder};
     #[cfg(feature = "factory")]
     pub use kcache_factory::SharedInformerFactory;
     #[cfg(feature = "informer")]
@@ -76,6 +87,8 @@ pub mod prelude {
         EnqueueHandler, HasSynced, InformerEvent, ResourceEventHandler, ResourceEventHandlerFuncs,
         SharedIndexInformer,
     };
+    #[cfg(feature = "leaderelection")]
+    pub use kcache_leaderelection::{LeaderElectionConfig, LeaderElector, LeaderEvent};
     #[cfg(feature = "reflector")]
     pub use kcache_reflector::{KubeListerWatcher, Reflector, ReflectorConfig};
     #[cfg(feature = "store")]

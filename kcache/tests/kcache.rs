@@ -55,3 +55,82 @@ async fn quick_start_through_the_facade_reconciles_every_object() {
     assert_eq!(found.load(Ordering::SeqCst), 3);
     factory.shutdown().await;
 }
+
+/// The controller skeleton of the README: leader election gates the workers, the work queue
+/// exports its metrics, the reconciler records an Event.
+#[cfg(all(feature = "leaderelection", feature = "events", feature = "prometheus"))]
+#[tokio::test]
+async fn a_leader_runs_the_workers_which_record_events_and_export_queue_metrics() {
+    use kcache::k8s_openapi::api::core::v1::ObjectReference;
+    use kcache::prometheus_client::{encoding::text::encode, registry::Registry};
+    use kcache::workqueue::{PrometheusMetrics, WorkQueueConfig};
+    use kcache_apiserver::TestServer;
+    use tokio_util::sync::CancellationToken;
+
+    let server = TestServer::start().await.unwrap();
+    let client = server.client().unwrap();
+    let mut registry = Registry::default();
+    let metrics = PrometheusMetrics::default();
+    metrics.register(&mut registry);
+    let queue = WorkQueue::<String>::with_config(
+        WorkQueueConfig::default()
+            .name("configmaps")
+            .metrics(Arc::new(metrics)),
+    );
+    let broadcaster = EventBroadcaster::new(client.clone());
+    let recorder = broadcaster.recorder("example.com/skeleton", "skeleton-0");
+
+    let elector = LeaderElector::new(
+        client,
+        "default",
+        "skeleton",
+        "skeleton-0",
+        LeaderElectionConfig::default(),
+    )
+    .unwrap();
+    let shutdown = CancellationToken::new();
+    let (leading_tx, mut leading_rx) = tokio::sync::mpsc::unbounded_channel();
+    let campaign = tokio::spawn(elector.run(shutdown.clone(), move |event| {
+        if let LeaderEvent::StartedLeading(leading) = event {
+            let _ = leading_tx.send(leading);
+        }
+    }));
+    let leading = leading_rx.recv().await.unwrap();
+
+    queue.add("default/settings".to_owned());
+    let workers = queue.run_workers_until(leading.clone().cancelled_owned(), 1, {
+        move |key: String| {
+            let regarding = ObjectReference {
+                kind: Some("ConfigMap".into()),
+                namespace: Some("default".into()),
+                name: key.split('/').nth(1).map(str::to_owned),
+                ..ObjectReference::default()
+            };
+            recorder.event(
+                &regarding,
+                None,
+                EventType::Normal,
+                "Synced",
+                "Reconcile",
+                "done",
+            );
+            shutdown.cancel();
+            async { Ok::<(), std::convert::Infallible>(()) }
+        }
+    });
+    workers.await;
+    campaign.await.unwrap();
+    assert!(leading.is_cancelled());
+    broadcaster.shutdown().await;
+
+    let mut text = String::new();
+    encode(&mut text, &registry).unwrap();
+    assert!(
+        text.contains("workqueue_adds_total{name=\"configmaps\"} 1"),
+        "{text}"
+    );
+    let events: Api<kcache::k8s_openapi::api::events::v1::Event> =
+        Api::namespaced(server.client().unwrap(), "default");
+    let written = events.list(&Default::default()).await.unwrap();
+    assert_eq!(written.items.len(), 1);
+}

@@ -68,6 +68,8 @@ mod list_scan;
 mod list_watch;
 mod lister_watcher;
 mod metrics;
+#[cfg(feature = "prometheus")]
+mod prometheus;
 mod reflector;
 mod reflector_store;
 #[cfg(feature = "testing")]
@@ -91,5 +93,7 @@ pub use lister_watcher::{
     ListerWatcher, ResourceVersionMatch, WatchEvent, WatchFuture, WatchStream,
 };
 pub use metrics::{NoopMetrics, ReflectorMetrics};
+#[cfg(feature = "prometheus")]
+pub use prometheus::PrometheusMetrics;
 pub use reflector::Reflector;
 pub use reflector_store::ReflectorStore;

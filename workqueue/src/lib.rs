@@ -36,12 +36,16 @@
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod metrics;
+#[cfg(feature = "prometheus")]
+mod prometheus;
 mod rate_limiter;
 mod work_item;
 mod work_queue;
 mod workers;
 
 pub use metrics::{MetricsProvider, NoopMetrics, TracingMetrics};
+#[cfg(feature = "prometheus")]
+pub use prometheus::PrometheusMetrics;
 pub use rate_limiter::{
     BucketRateLimiter, ItemExponentialFailureRateLimiter, ItemFastSlowRateLimiter,
     MaxOfRateLimiter, RateLimiter, default_controller_rate_limiter,

@@ -1,6 +1,8 @@
 //! Integration tests of kcache-workqueue, named after the behaviours in the reference.
 
 mod concurrency;
+#[cfg(feature = "prometheus")]
+mod prometheus;
 mod proptests;
 mod rate_limiter;
 mod work_queue;
