@@ -45,6 +45,7 @@ mod cacher;
 mod continue_token;
 mod encode;
 mod error;
+mod fieldmanager;
 mod filter;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
@@ -59,6 +60,7 @@ mod query;
 mod resource;
 mod resource_version;
 mod scale;
+mod schema;
 mod server;
 mod storage;
 #[cfg(feature = "etcd")]
