@@ -1,5 +1,5 @@
 //! Patches: JSON merge patch, JSON patch, strategic merge patch (list merge by key, enough for
-//! `kubectl apply`), and apply patches (approximated as merge patches).
+//! `kubectl apply`). Apply patches go through the field manager (`crate::fieldmanager`).
 
 use serde_json::{Map, Value};
 
@@ -38,7 +38,10 @@ pub(crate) fn apply_patch(
     patch: &Value,
 ) -> Result<(), ApiError> {
     match kind {
-        PatchKind::Merge | PatchKind::Apply => {
+        PatchKind::Apply => Err(ApiError::internal(
+            "an apply patch is merged by the field manager",
+        )),
+        PatchKind::Merge => {
             if !patch.is_object() {
                 return Err(ApiError::bad_request("a merge patch must be a JSON object"));
             }

@@ -1,6 +1,7 @@
 //! Writes: create, update (also of the status subresource), patch, delete.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use axum::response::Response;
 use http::header;
@@ -12,6 +13,7 @@ use serde_json::Value;
 use crate::cacher::storage_status;
 use crate::encode::{ListMeta, list_body};
 use crate::error::ApiError;
+use crate::fieldmanager::{Tracker, Verb, with_managed_fields};
 use crate::filter::Filter;
 use crate::http::RequestCtx;
 use crate::object::Object;
@@ -206,8 +208,10 @@ async fn store_new(
 
 /// POST to a collection (with `dryRun=All`: everything but storing).
 pub(crate) async fn create(ctx: &RequestCtx<'_>) -> Result<Response, ApiError> {
+    let tracker = Tracker::new(ctx.def, ctx.query, ctx.headers, Verb::Create, false)?;
     let obj = parse_object(ctx)?;
     let obj = prepare_create(ctx.def, ctx.path.namespace, obj, false)?;
+    let obj = tracker.record(ctx.def, None, obj)?;
     if ctx.dry_run() {
         let name = obj.meta().name.clone().unwrap_or_default();
         let key = ctx.def.storage_key(obj.meta().namespace.as_deref(), &name);
@@ -338,6 +342,7 @@ pub(crate) async fn update(
     name: &str,
     status_only: bool,
 ) -> Result<Response, ApiError> {
+    let tracker = Tracker::new(ctx.def, ctx.query, ctx.headers, Verb::Update, status_only)?;
     let new = parse_object(ctx)?;
     if new.meta().name.as_deref().is_some_and(|n| n != name) {
         return Err(ApiError::bad_request(format!(
@@ -378,7 +383,11 @@ pub(crate) async fn update(
             return Err(conflict_stale(&def, &owned_name));
         }
         validation::check(&def, &owned_name, &validation::meta_causes(new.meta()))?;
-        Ok(merge_update(&def, cur, new.clone(), status_only))
+        tracker.record(
+            &def,
+            Some(cur),
+            merge_update(&def, cur, new.clone(), status_only),
+        )
     });
     update_with(ctx, name, f).await
 }
@@ -412,6 +421,15 @@ pub(crate) async fn patch(
     status_only: bool,
 ) -> Result<Response, ApiError> {
     let (kind, patch_value) = read_patch(ctx)?;
+    let verb = if kind == PatchKind::Apply {
+        Verb::Apply
+    } else {
+        Verb::Patch
+    };
+    let tracker = Tracker::new(ctx.def, ctx.query, ctx.headers, verb, status_only)?;
+    // Apply to a missing object creates it, answered 201 as a create.
+    let created = Arc::new(AtomicBool::new(false));
+    let created_in_update = Arc::clone(&created);
     let def = Arc::clone(ctx.def);
     let owned_name = name.to_owned();
     let namespace = ctx.path.namespace.map(str::to_owned);
@@ -424,12 +442,23 @@ pub(crate) async fn patch(
                     &owned_name,
                 ));
             }
-            let mut obj = object_of(&def, patch_value.clone())?;
+            let mut obj = object_of(&def, tracker.apply(None, &patch_value)?)?;
             obj.meta_mut().name = Some(owned_name.clone());
+            created_in_update.store(true, Ordering::Relaxed);
             return prepare_create(&def, namespace.as_deref(), obj, false);
         };
-        let mut value = cur.to_value();
-        apply_patch(kind, &mut value, &patch_value)?;
+        let applied = match kind {
+            PatchKind::Apply => Some(tracker.apply(Some(cur), &patch_value)?),
+            _ => None,
+        };
+        let value = match &applied {
+            Some(value) => value.clone(),
+            None => {
+                let mut value = cur.to_value();
+                apply_patch(kind, &mut value, &patch_value)?;
+                value
+            }
+        };
         let new = object_of(&def, value)?;
         // As the API server's patch handler (checkName): the patched object must keep the
         // name and namespace of the request.
@@ -458,9 +487,17 @@ pub(crate) async fn patch(
                 return Err(conflict_stale(&def, &owned_name));
             }
         }
-        Ok(merge_update(&def, cur, new, status_only))
+        let out = merge_update(&def, cur, new, status_only);
+        match &applied {
+            Some(value) => with_managed_fields(&def, &out, value),
+            None => tracker.record(&def, Some(cur), out),
+        }
     });
-    update_with(ctx, name, f).await
+    let mut response = update_with(ctx, name, f).await?;
+    if created.load(Ordering::Relaxed) {
+        *response.status_mut() = http::StatusCode::CREATED;
+    }
+    Ok(response)
 }
 
 /// The preconditions of a DELETE's `DeleteOptions` body (validated).

@@ -11,6 +11,7 @@
 mod conflict;
 mod managers;
 mod path;
+mod request;
 mod set;
 mod typed;
 
@@ -21,6 +22,7 @@ use serde_json::Value;
 pub(crate) use conflict::Conflicts;
 use managers::{Entry, Managers, Operation, empty_object, without_managed_fields};
 use path::PathElement;
+pub(crate) use request::{Tracker, Verb, with_managed_fields};
 pub(crate) use set::FieldSet;
 pub(crate) use typed::MergeError;
 

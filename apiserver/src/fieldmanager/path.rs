@@ -147,7 +147,7 @@ mod tests {
 
     #[test]
     fn children_order_is_fields_keys_values_indices() {
-        let mut elements = vec![
+        let mut elements = [
             PathElement::Index(0),
             PathElement::value(&json!("a")),
             PathElement::Key("{}".into()),

@@ -113,13 +113,24 @@ impl Schema {
         &BUILTIN.schema
     }
 
-    /// The raw vendored definitions (by definition name), for `/openapi/v3`'s extensions.
-    pub(crate) fn builtin_definitions() -> &'static Map<String, Value> {
-        &BUILTIN.definitions
+    /// Adds the `x-kubernetes-*` extensions of built-in definition `name` (and of its
+    /// properties, items and map values, recursively) to `target`, a schema of the same type
+    /// generated elsewhere; what `target` already says is kept.
+    pub(crate) fn add_builtin_extensions(name: &str, target: &mut Value) {
+        if let Some(source) = BUILTIN.definitions.get(name) {
+            add_extensions(source, target);
+        }
     }
 
     /// A schema with one root `gvk` compiled from a custom resource's structural schema
     /// (`openAPIV3Schema`).
+    #[cfg_attr(
+        not(test),
+        expect(
+            dead_code,
+            reason = "custom resources get their schema with the CRD work (issue 19)"
+        )
+    )]
     pub(crate) fn from_structural(gvk: Gvk, schema: &Value) -> Schema {
         compile::from_root(gvk, schema)
     }
@@ -135,6 +146,31 @@ impl Schema {
         Ty {
             schema: self,
             id: UNTYPED,
+        }
+    }
+}
+
+fn add_extensions(source: &Value, target: &mut Value) {
+    let (Value::Object(source), Value::Object(target)) = (source, target) else {
+        return;
+    };
+    for (key, value) in source {
+        if key.starts_with("x-kubernetes-") && !target.contains_key(key) {
+            target.insert(key.clone(), value.clone());
+        }
+    }
+    for nested in ["items", "additionalProperties"] {
+        if let (Some(s), Some(t)) = (source.get(nested), target.get_mut(nested)) {
+            add_extensions(s, t);
+        }
+    }
+    if let (Some(Value::Object(s)), Some(Value::Object(t))) =
+        (source.get("properties"), target.get_mut("properties"))
+    {
+        for (name, property) in s {
+            if let Some(t) = t.get_mut(name) {
+                add_extensions(property, t);
+            }
         }
     }
 }
@@ -193,11 +229,6 @@ impl<'a> Ty<'a> {
             Type::List(list) => list.kind == ListKind::Atomic,
             Type::Untyped => !value.is_object(),
         }
-    }
-
-    /// Whether this is a struct (declared fields) rather than a map or list.
-    pub(crate) fn is_struct(self) -> bool {
-        matches!(self.get(), Type::Struct { .. })
     }
 }
 

@@ -1,10 +1,12 @@
 //! Integration tests of kcache-apiserver over real HTTP.
 
+mod apply;
 mod binary;
 mod clients;
 mod faults;
 mod hostile;
 mod kubectl;
+mod kubectl_apply;
 mod lists;
 mod noop_writes;
 mod python;
