@@ -45,6 +45,7 @@ mod cacher;
 mod continue_token;
 mod encode;
 mod error;
+mod fields;
 mod filter;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
@@ -56,24 +57,24 @@ mod openapi;
 mod patch;
 mod protobuf;
 mod query;
+mod registry;
 mod resource;
 mod resource_version;
-mod scale;
 mod server;
+mod shared;
 mod storage;
 #[cfg(feature = "etcd")]
 mod test_etcd;
 mod testing;
-mod token;
 mod validation;
-mod write;
 
 pub use cache::{CacheConfig, WatchCache};
 pub use cacher::StorageListerWatcher;
 pub use error::ApiError;
 pub use object::{Object, ObjectError};
 pub use resource::{ResourceDef, builtin_resources};
-pub use server::{ApiServer, ApiServerBuilder, ServerConfig};
+pub use server::{ApiServer, ApiServerBuilder};
+pub use shared::ServerConfig;
 pub use storage::{
     DEFAULT_HISTORY, EventType, ListRequest, ListResult, MemoryStorage, Preconditions, Storage,
     StorageError, StorageEvent, StorageFuture, StorageWatch, UpdateFn, WatchItem, is_unchanged,
