@@ -43,6 +43,7 @@
 mod cache;
 mod cacher;
 mod continue_token;
+mod defaults;
 mod encode;
 mod error;
 mod fields;
@@ -74,7 +75,7 @@ pub use error::ApiError;
 pub use object::{Object, ObjectError};
 pub use resource::{ResourceDef, builtin_resources};
 pub use server::{ApiServer, ApiServerBuilder};
-pub use shared::ServerConfig;
+pub use shared::{Ipv4Cidr, ServerConfig};
 pub use storage::{
     DEFAULT_HISTORY, EventType, ListRequest, ListResult, MemoryStorage, Preconditions, Storage,
     StorageError, StorageEvent, StorageFuture, StorageWatch, UpdateFn, WatchItem, is_unchanged,

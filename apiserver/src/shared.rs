@@ -2,6 +2,7 @@
 //! watch caches, settings, injected faults), and the server-wide [`ServerConfig`].
 
 use std::collections::HashMap;
+use std::net::Ipv4Addr;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -30,6 +31,46 @@ pub struct ServerConfig {
     pub token: Option<String>,
     /// How many writes the in-memory storage keeps before compacting.
     pub history: usize,
+    /// The range services' cluster IPs are allocated from (Kubernetes' default: 10.96.0.0/12).
+    pub service_cidr: Ipv4Cidr,
+}
+
+/// An IPv4 range, such as `10.96.0.0/12`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ipv4Cidr {
+    /// The first address of the range.
+    pub network: Ipv4Addr,
+    /// The length of the network prefix (0 to 32).
+    pub prefix_len: u8,
+}
+
+impl Ipv4Cidr {
+    /// How many addresses the range holds.
+    pub fn size(&self) -> u64 {
+        1u64 << (32 - u32::from(self.prefix_len.min(32)))
+    }
+
+    /// The address at `offset` from the start of the range.
+    pub fn nth(&self, offset: u64) -> Option<Ipv4Addr> {
+        let start = u64::from(u32::from(self.network));
+        let ip = u32::try_from(start + offset).ok()?;
+        (offset < self.size()).then(|| Ipv4Addr::from(ip))
+    }
+
+    /// Where `ip` is in the range (None: outside it).
+    pub fn offset_of(&self, ip: Ipv4Addr) -> Option<u64> {
+        let offset = u64::from(u32::from(ip)).checked_sub(u64::from(u32::from(self.network)))?;
+        (offset < self.size()).then_some(offset)
+    }
+}
+
+impl Default for Ipv4Cidr {
+    fn default() -> Self {
+        Self {
+            network: Ipv4Addr::new(10, 96, 0, 0),
+            prefix_len: 12,
+        }
+    }
 }
 
 impl Default for ServerConfig {
@@ -40,6 +81,7 @@ impl Default for ServerConfig {
             max_body_bytes: 3 * 1024 * 1024,
             token: None,
             history: DEFAULT_HISTORY,
+            service_cidr: Ipv4Cidr::default(),
         }
     }
 }

@@ -6,10 +6,11 @@ use std::sync::Arc;
 use kube_core::Resource;
 use serde_json::Value;
 
+use super::builtin::strategy_for;
 use super::create::prepare_create;
 use super::decode::object_of;
 use super::managed::{FieldManager, apply, track_update};
-use super::strategy::{Subresource, strategy_for};
+use super::strategy::Subresource;
 use super::{Target, Written, conflict_stale, not_found};
 use crate::error::ApiError;
 use crate::object::Object;
