@@ -1,5 +1,6 @@
 //! Patches: JSON merge patch, JSON patch, strategic merge patch (list merge by key, enough for
-//! `kubectl apply`). Apply patches go through the field manager (`crate::fieldmanager`).
+//! `kubectl apply`). Apply patches of objects and their status go through the field manager
+//! (`crate::fieldmanager`); on the scale subresource they merge as JSON merge patches.
 
 use serde_json::{Map, Value};
 
@@ -38,10 +39,7 @@ pub(crate) fn apply_patch(
     patch: &Value,
 ) -> Result<(), ApiError> {
     match kind {
-        PatchKind::Apply => Err(ApiError::internal(
-            "an apply patch is merged by the field manager",
-        )),
-        PatchKind::Merge => {
+        PatchKind::Merge | PatchKind::Apply => {
             if !patch.is_object() {
                 return Err(ApiError::bad_request("a merge patch must be a JSON object"));
             }

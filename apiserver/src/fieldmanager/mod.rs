@@ -22,7 +22,7 @@ use serde_json::Value;
 pub(crate) use conflict::Conflicts;
 use managers::{Entry, Managers, Operation, empty_object, without_managed_fields};
 use path::PathElement;
-pub(crate) use request::{Tracker, Verb, with_managed_fields};
+pub(crate) use request::{FieldManager, Verb, with_managed_fields};
 pub(crate) use set::FieldSet;
 pub(crate) use typed::MergeError;
 

@@ -1,5 +1,5 @@
-//! Field management of one write request: the manager (`fieldManager` or the User-Agent), the
-//! endpoint's subresource and reset fields, and the checks of the request's options
+//! Field management of one write request: the manager (`fieldManager` or the User-Agent),
+//! `force`, the endpoint's subresource, and the checks of the request's options
 //! (k8s.io/apiserver `handlers/create.go`, `handlers/patch.go`, meta/v1 `validation`).
 
 use http::HeaderMap;
@@ -11,7 +11,7 @@ use crate::error::ApiError;
 use crate::object::Object;
 use crate::query::Query;
 use crate::resource::ResourceDef;
-use crate::schema::{Schema, Ty};
+use crate::schema::Schema;
 
 /// Longest manager name (`FieldManagerMaxLength`).
 const MAX_MANAGER: usize = 128;
@@ -39,17 +39,12 @@ impl Verb {
     }
 }
 
-/// How a write records its fields.
-#[derive(Debug)]
-pub(crate) struct Tracker {
+/// Who writes, and how the write records its fields.
+#[derive(Debug, Clone)]
+pub(crate) struct FieldManager {
     manager: String,
-    api_version: String,
-    subresource: &'static str,
-    group: String,
-    version: String,
-    kind: String,
-    reset: FieldSet,
     force: bool,
+    status: bool,
 }
 
 fn options_invalid(verb: Verb, field: &str, message: String) -> ApiError {
@@ -81,11 +76,10 @@ fn user_agent_manager(headers: &HeaderMap) -> String {
     name[..end].to_owned()
 }
 
-impl Tracker {
-    /// The tracking of a `verb` request to `def` (`status` for the status subresource), with
-    /// the query's `fieldManager` and `force` checked as the API server checks them.
+impl FieldManager {
+    /// The field manager of a `verb` request (`status`: to the status subresource), with the
+    /// query's `fieldManager` and `force` checked as the API server checks them.
     pub(crate) fn new(
-        def: &ResourceDef,
         query: &Query,
         headers: &HeaderMap,
         verb: Verb,
@@ -127,65 +121,63 @@ impl Tracker {
                 ),
             ));
         }
-        let reset = if status {
-            field_set(&[&["spec"], &["metadata"]])
-        } else if def.status_subresource {
-            field_set(&[&["status"]])
-        } else {
-            FieldSet::default()
-        };
         Ok(Self {
             manager: if manager.is_empty() {
                 "unknown".into()
             } else {
                 manager
             },
-            api_version: def.api.api_version.clone(),
-            subresource: if status { "status" } else { "" },
-            group: def.api.group.clone(),
-            version: def.api.version.clone(),
-            kind: def.api.kind.clone(),
-            reset,
             force: force == Some("true"),
+            status,
         })
     }
 
-    /// The kind's schema type: the built-in definition, else untyped.
-    fn ty(&self) -> Ty<'static> {
-        let schema = Schema::builtin();
-        schema
-            .root(&self.group, &self.version, &self.kind)
-            .unwrap_or_else(|| schema.untyped())
+    /// Whether the write goes to the status subresource.
+    pub(crate) fn status(&self) -> bool {
+        self.status
     }
 
-    fn writer<'a>(&'a self, now: &'a str) -> Writer<'a> {
+    fn writer<'a>(&'a self, def: &'a ResourceDef, reset: &'a FieldSet, now: &'a str) -> Writer<'a> {
+        let schema = Schema::builtin();
+        let api = &def.api;
         Writer {
             manager: &self.manager,
-            api_version: &self.api_version,
-            subresource: self.subresource,
-            ty: self.ty(),
-            reset: &self.reset,
+            api_version: &api.api_version,
+            subresource: if self.status { "status" } else { "" },
+            ty: schema
+                .root(&api.group, &api.version, &api.kind)
+                .unwrap_or_else(|| schema.untyped()),
+            reset,
             now,
         }
     }
 
     /// `new` (what `live`, `None` on create, becomes) with this write recorded in its
-    /// managedFields.
+    /// managedFields; the `reset` fields (top-level) are left out.
     pub(crate) fn record(
         &self,
         def: &ResourceDef,
         live: Option<&Object>,
-        new: Object,
+        new: &Object,
+        reset: &[&str],
     ) -> Result<Object, ApiError> {
         let mut value = new.to_value();
         let live = live.map(Object::to_value);
-        super::update(live.as_ref(), &mut value, &self.writer(&now()));
+        let reset = top_level(reset);
+        super::update(live.as_ref(), &mut value, &self.writer(def, &reset, &now()));
         object(def, value)
     }
 
     /// The object an apply patch `config` makes of `live` (`None`: apply-create), with its
-    /// managedFields; 409 on conflicts unless forced.
-    pub(crate) fn apply(&self, live: Option<&Object>, config: &Value) -> Result<Value, ApiError> {
+    /// managedFields; 409 on conflicts unless forced. The `reset` fields (top-level) are left
+    /// out of the sets.
+    pub(crate) fn apply(
+        &self,
+        def: &ResourceDef,
+        live: Option<&Object>,
+        config: &Value,
+        reset: &[&str],
+    ) -> Result<Value, ApiError> {
         if config
             .pointer("/metadata/managedFields")
             .is_some_and(|m| !m.is_null())
@@ -193,25 +185,30 @@ impl Tracker {
             return Err(ApiError::bad_request("metadata.managedFields must be nil"));
         }
         if let Some(version) = config.get("apiVersion").and_then(Value::as_str)
-            && version != self.api_version
+            && version != def.api.api_version
         {
             return Err(ApiError::bad_request(format!(
                 "Incorrect version specified in apply patch. Specified patch version: {version}, expected: {}",
-                self.api_version
+                def.api.api_version
             )));
         }
         let live = live.map(Object::to_value);
-        Ok(super::apply(
-            live.as_ref(),
-            config,
-            &self.writer(&now()),
-            self.force,
-        )?)
+        let reset = top_level(reset);
+        let now = now();
+        let writer = self.writer(def, &reset, &now);
+        Ok(super::apply(live.as_ref(), config, &writer, self.force)?)
     }
 }
 
-/// `obj` with the managedFields of `from` (an apply's result that a subresource write then
-/// narrowed to its part).
+/// The set of whole top-level fields `fields`.
+fn top_level(fields: &[&str]) -> FieldSet {
+    let paths: Vec<[&str; 1]> = fields.iter().map(|f| [*f]).collect();
+    let paths: Vec<&[&str]> = paths.iter().map(|p| p.as_slice()).collect();
+    field_set(&paths)
+}
+
+/// `obj` with the managedFields of `from` (an apply's result that the strategy then narrowed,
+/// as a status write keeps only the status).
 pub(crate) fn with_managed_fields(
     def: &ResourceDef,
     obj: &Object,

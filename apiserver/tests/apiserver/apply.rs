@@ -192,7 +192,9 @@ async fn create_and_updates_are_recorded_as_update_entries() {
     assert!(managers[0].3["f:spec"].get("f:replicas").is_none());
     assert_eq!(
         managers[0].3["f:spec"]["f:template"]["f:spec"]["f:containers"]["k:{\"name\":\"main\"}"],
-        json!({".": {}, "f:image": {}, "f:name": {}})
+        json!({".": {}, "f:image": {}, "f:imagePullPolicy": {}, "f:name": {},
+            "f:terminationMessagePath": {}, "f:terminationMessagePolicy": {}}),
+        "the creator owns the defaulted fields too"
     );
     assert_eq!(managers[1].0, "scaler");
     assert_eq!(managers[1].3, json!({"f:spec": {"f:replicas": {}}}));

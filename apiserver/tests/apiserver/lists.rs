@@ -213,9 +213,9 @@ async fn label_and_pod_field_selectors_filter_lists() {
     let s = start().await;
     let c = client(&s);
     let pods = "/api/v1/namespaces/default/pods";
-    post(&c, pods, &pod("default", "a", "n1", "Running", "web")).await;
-    post(&c, pods, &pod("default", "b", "n2", "Pending", "web")).await;
-    post(&c, pods, &pod("default", "c", "n1", "Running", "db")).await;
+    create_pod(&c, pods, &pod("default", "a", "n1", "Running", "web")).await;
+    create_pod(&c, pods, &pod("default", "b", "n2", "Pending", "web")).await;
+    create_pod(&c, pods, &pod("default", "c", "n1", "Running", "db")).await;
     let (_, l) = get(&c, &format!("{pods}?labelSelector=app%3Dweb")).await;
     assert_eq!(names(&l), ["a", "b"]);
     let (_, l) = get(

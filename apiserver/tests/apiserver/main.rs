@@ -3,6 +3,7 @@
 mod apply;
 mod binary;
 mod clients;
+mod defaulting;
 mod faults;
 mod hostile;
 mod kubectl;

@@ -202,13 +202,13 @@ async fn node_name_watchers_see_a_pod_leave_their_node() {
 async fn status_phase_field_selector_filters_watches() {
     let s = start().await;
     let c = client(&s);
+    create_pod(&c, PODS, &pod("default", "running", "n1", "Running", "web")).await;
+    create_pod(&c, PODS, &pod("default", "pending", "n1", "Pending", "web")).await;
     let mut w = watch(
         &c,
         &format!("{PODS}?watch=1&fieldSelector=status.phase%21%3DRunning"),
     )
     .await;
-    post(&c, PODS, &pod("default", "running", "n1", "Running", "web")).await;
-    post(&c, PODS, &pod("default", "pending", "n1", "Pending", "web")).await;
     assert_eq!(
         next_change(&mut w).await["object"]["metadata"]["name"],
         "pending"
