@@ -138,15 +138,11 @@ impl FieldManager {
     }
 
     fn writer<'a>(&'a self, def: &'a ResourceDef, reset: &'a FieldSet, now: &'a str) -> Writer<'a> {
-        let schema = Schema::builtin();
-        let api = &def.api;
         Writer {
             manager: &self.manager,
-            api_version: &api.api_version,
+            api_version: &def.api.api_version,
             subresource: if self.status { "status" } else { "" },
-            ty: schema
-                .root(&api.group, &api.version, &api.kind)
-                .unwrap_or_else(|| schema.untyped()),
+            ty: Schema::type_of(&def.api),
             reset,
             now,
         }

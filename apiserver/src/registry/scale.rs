@@ -11,6 +11,7 @@ use super::{Target, conflict_stale, not_found};
 use crate::error::ApiError;
 use crate::object::Object;
 use crate::patch::apply_patch;
+use crate::schema::Schema;
 use crate::storage::UpdateFn;
 
 /// `spec.selector.matchLabels` as a label selector string (`app=web,tier=front`).
@@ -114,7 +115,9 @@ pub(crate) async fn write_scale(
         let scale = match &write {
             ScaleWrite::Patch(request) => {
                 let mut scale = scale_of(cur);
-                apply_patch(request.kind, &mut scale, &request.patch)?;
+                let ty = Schema::builtin().root("autoscaling", "v1", "Scale");
+                let ty = ty.unwrap_or_else(|| Schema::builtin().untyped());
+                apply_patch(request.kind, &mut scale, &request.patch, ty)?;
                 scale
             }
             ScaleWrite::Put(body) => {

@@ -18,6 +18,7 @@ use crate::object::Object;
 use crate::patch::{PatchKind, apply_patch};
 use crate::resource::ResourceDef;
 use crate::resource_version;
+use crate::schema::Schema;
 use crate::storage::{Preconditions, UpdateFn};
 use crate::validation;
 
@@ -205,7 +206,12 @@ pub(crate) async fn patch(
             Some(value) => value.clone(),
             None => {
                 let mut value = cur.to_value();
-                apply_patch(request.kind, &mut value, &request.patch)?;
+                apply_patch(
+                    request.kind,
+                    &mut value,
+                    &request.patch,
+                    Schema::type_of(&def.api),
+                )?;
                 value
             }
         };

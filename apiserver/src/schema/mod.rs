@@ -141,6 +141,15 @@ impl Schema {
         self.roots.get(&key).map(|&id| Ty { schema: self, id })
     }
 
+    /// The type of `resource`'s objects: its built-in definition, else untyped (custom
+    /// resources, until their CRD's schema is compiled).
+    pub(crate) fn type_of(resource: &kube_core::ApiResource) -> Ty<'static> {
+        let schema = Self::builtin();
+        schema
+            .root(&resource.group, &resource.version, &resource.kind)
+            .unwrap_or_else(|| schema.untyped())
+    }
+
     /// The untyped type (objects without a schema).
     pub(crate) fn untyped(&self) -> Ty<'_> {
         Ty {
