@@ -131,6 +131,7 @@ async fn a_second_manager_changing_an_owned_field_gets_409_until_forced(backend:
 on_every_backend!(
     apply_twice_with_a_field_and_a_label_removed_removes_both,
     a_second_manager_changing_an_owned_field_gets_409_until_forced,
+    a_put_that_changes_nothing_keeps_managed_fields_and_resource_version,
 );
 
 #[tokio::test]
@@ -340,5 +341,67 @@ async fn managed_fields_in_an_applied_body_are_400() {
     assert_eq!(
         (code, status["message"].as_str()),
         (400, Some("metadata.managedFields must be nil"))
+    );
+}
+
+async fn a_put_that_changes_nothing_keeps_managed_fields_and_resource_version(backend: Backend) {
+    let Some(s) = backend.server().await else {
+        return;
+    };
+    let c = client(&s);
+    let api: Api<ConfigMap> = Api::default_namespaced(c.clone());
+    let cm = settings(json!({"k1": "1"}), json!({"a": "1"}));
+    let applied = api
+        .patch(
+            "settings",
+            &PatchParams::apply("kubectl"),
+            &Patch::Apply(&cm),
+        )
+        .await
+        .unwrap();
+    let path = "/api/v1/namespaces/default/configmaps/settings";
+    let (_, live) = get(&c, path).await;
+    let (code, same) = put(&c, &format!("{path}?fieldManager=other"), &live).await;
+    assert_eq!(code, 200);
+    assert_eq!(rv(&same), rv(&live));
+    assert_eq!(
+        same["metadata"]["managedFields"],
+        live["metadata"]["managedFields"]
+    );
+    assert_eq!(applied.metadata.managed_fields.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn custom_resources_without_a_schema_apply_lists_atomic_and_maps_granular() {
+    let gvk = kube_core::GroupVersionKind::gvk("example.com", "v1", "Widget");
+    let ar = kube_core::ApiResource::from_gvk_with_plural(&gvk, "widgets");
+    let s =
+        kcache_apiserver::TestServer::start_with(test_builder().custom_resource(ar.clone(), true))
+            .await
+            .unwrap();
+    let api: Api<kube_core::DynamicObject> = Api::namespaced_with(client(&s), "default", &ar);
+    let first = kube_core::DynamicObject::new("w1", &ar)
+        .data(json!({"spec": {"size": 3, "tags": ["a", "b"], "opts": {"x": 1}}}));
+    api.patch("w1", &PatchParams::apply("one"), &Patch::Apply(&first))
+        .await
+        .unwrap();
+    let second = kube_core::DynamicObject::new("w1", &ar)
+        .data(json!({"spec": {"tags": ["c"], "opts": {"y": 2}}}));
+    let err = api
+        .patch("w1", &PatchParams::apply("two"), &Patch::Apply(&second))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains(".spec.tags"), "{err}");
+    let out = api
+        .patch(
+            "w1",
+            &PatchParams::apply("two").force(),
+            &Patch::Apply(&second),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        out.data["spec"],
+        json!({"size": 3, "tags": ["c"], "opts": {"x": 1, "y": 2}})
     );
 }
