@@ -5,6 +5,7 @@ mod clients;
 mod defaulting;
 mod faults;
 mod hostile;
+mod kind_rules;
 mod kubectl;
 mod lists;
 mod noop_writes;
