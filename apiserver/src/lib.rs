@@ -56,6 +56,7 @@ mod kinds;
 mod object;
 mod openapi;
 mod patch;
+mod printers;
 mod protobuf;
 mod query;
 mod registry;
@@ -73,7 +74,7 @@ pub use cache::{CacheConfig, WatchCache};
 pub use cacher::StorageListerWatcher;
 pub use error::ApiError;
 pub use object::{Object, ObjectError};
-pub use resource::{ResourceDef, builtin_resources};
+pub use resource::{PrinterColumn, ResourceDef, builtin_resources};
 pub use server::{ApiServer, ApiServerBuilder};
 pub use shared::{Ipv4Cidr, ServerConfig};
 pub use storage::{

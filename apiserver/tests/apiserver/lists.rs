@@ -233,7 +233,7 @@ async fn label_and_pod_field_selectors_filter_lists() {
 }
 
 #[tokio::test]
-async fn table_form_has_name_and_age_columns() {
+async fn table_form_of_configmaps_has_name_data_and_age_columns() {
     let (_s, c, _) = seeded(2).await;
     let req = http::Request::get(CMS)
         .header(
@@ -250,7 +250,7 @@ async fn table_form_has_name_and_age_columns() {
         .iter()
         .map(|c| c["name"].as_str().unwrap())
         .collect();
-    assert_eq!(cols, ["Name", "Age"]);
+    assert_eq!(cols, ["Name", "Data", "Age"]);
     assert_eq!(table["rows"][1]["cells"][0], "cm-01");
     assert_eq!(table["rows"][0]["object"]["kind"], "PartialObjectMetadata");
 }
