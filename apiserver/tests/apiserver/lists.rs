@@ -254,3 +254,16 @@ async fn table_form_of_configmaps_has_name_data_and_age_columns() {
     assert_eq!(table["rows"][1]["cells"][0], "cm-01");
     assert_eq!(table["rows"][0]["object"]["kind"], "PartialObjectMetadata");
 }
+
+#[tokio::test]
+async fn a_continue_token_carrying_revision_0_is_400() {
+    let (_s, c, _) = seeded(2).await;
+    // {"v":"meta.k8s.io/v1","rv":0,"start":"default/cm-01"} in URL-safe base64.
+    let token = "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MCwic3RhcnQiOiJkZWZhdWx0L2NtLTAxIn0";
+    let (code, status) = get(&c, &format!("{CMS}?limit=1&continue={token}")).await;
+    assert_eq!((code, status["reason"].as_str()), (400, Some("BadRequest")));
+    assert_eq!(
+        status["message"],
+        "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
+    );
+}
