@@ -57,6 +57,7 @@ mod kinds;
 mod object;
 mod openapi;
 mod patch;
+mod printers;
 mod protobuf;
 mod query;
 mod registry;
@@ -75,7 +76,7 @@ pub use cache::{CacheConfig, WatchCache};
 pub use cacher::StorageListerWatcher;
 pub use error::ApiError;
 pub use object::{Object, ObjectError};
-pub use resource::{ResourceDef, builtin_resources};
+pub use resource::{PrinterColumn, ResourceDef, builtin_resources};
 pub use server::{ApiServer, ApiServerBuilder};
 pub use shared::{Ipv4Cidr, ServerConfig};
 pub use storage::{

@@ -1,26 +1,107 @@
 //! The strategies of the built-in kinds (`pkg/registry/<group>/<kind>/strategy.go`) and
 //! [`strategy_for`], which picks a resource's.
 
-use std::marker::PhantomData;
-
 use k8s_openapi::api::{apps, batch, core, networking, policy};
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use super::strategy::{DefaultStrategy, Strategy, Subresource, prepare_update, set_status};
 use crate::object::Object;
 use crate::resource::ResourceDef;
-use crate::validation::Cause;
+use crate::validation::{self, Cause};
 
-/// Kinds whose new objects start with the empty status of their type `T` (as their
-/// `PrepareForCreate` sets `Status = <Kind>Status{}`; fields the type always encodes appear).
-struct EmptyStatus<T>(PhantomData<fn() -> T>);
+type Data = Map<String, Value>;
 
-impl<T: Default + Serialize> Strategy for EmptyStatus<T> {
+/// The rules of a built-in kind without hooks of its own: its initial status (as its
+/// `PrepareForCreate` sets `Status = <Kind>Status{}`; None: the status given is kept) and its
+/// validation of new objects and of updates.
+struct Rules {
+    initial_status: Option<fn() -> Value>,
+    validate: fn(&Data) -> Vec<Cause>,
+    validate_update: fn(&Data, &Data) -> Vec<Cause>,
+}
+
+impl Strategy for Rules {
     fn prepare_for_create(&self, _def: &ResourceDef, obj: &mut Object) {
-        set_status(obj, serde_json::to_value(T::default()).ok());
+        if let Some(status) = self.initial_status {
+            set_status(obj, Some(status()));
+        }
+    }
+
+    fn validate(&self, _def: &ResourceDef, obj: &Object) -> Vec<Cause> {
+        (self.validate)(&obj.data())
+    }
+
+    fn validate_update(&self, _def: &ResourceDef, new: &Object, old: &Object) -> Vec<Cause> {
+        (self.validate_update)(&new.data(), &old.data())
     }
 }
+
+/// The empty status of type `T`, with the fields the type always encodes.
+fn empty<T: Default + Serialize>() -> Value {
+    serde_json::to_value(T::default()).unwrap_or_default()
+}
+
+fn nothing(_: &Data) -> Vec<Cause> {
+    Vec::new()
+}
+
+fn nothing_changed(_: &Data, _: &Data) -> Vec<Cause> {
+    Vec::new()
+}
+
+/// A kind whose new objects start with the empty status `T`, without validation of its own.
+const fn status_only(initial_status: fn() -> Value) -> Rules {
+    Rules {
+        initial_status: Some(initial_status),
+        validate: nothing,
+        validate_update: nothing_changed,
+    }
+}
+
+static DEPLOYMENT: Rules = Rules {
+    initial_status: Some(empty::<apps::v1::DeploymentStatus>),
+    validate: |d| validation::workload("Deployment", d),
+    validate_update: validation::selector_update,
+};
+static REPLICA_SET: Rules = Rules {
+    initial_status: Some(empty::<apps::v1::ReplicaSetStatus>),
+    validate: |d| validation::workload("ReplicaSet", d),
+    validate_update: validation::selector_update,
+};
+static STATEFUL_SET: Rules = Rules {
+    initial_status: Some(empty::<apps::v1::StatefulSetStatus>),
+    validate: |d| validation::workload("StatefulSet", d),
+    validate_update: validation::selector_update,
+};
+static DAEMON_SET: Rules = Rules {
+    initial_status: Some(empty::<apps::v1::DaemonSetStatus>),
+    validate: |d| validation::workload("DaemonSet", d),
+    validate_update: validation::selector_update,
+};
+static JOB: Rules = Rules {
+    initial_status: Some(empty::<batch::v1::JobStatus>),
+    validate: validation::job,
+    validate_update: validation::job_update,
+};
+static CRON_JOB: Rules = Rules {
+    initial_status: Some(empty::<batch::v1::CronJobStatus>),
+    validate: validation::cron_job,
+    validate_update: nothing_changed,
+};
+static CONFIG_MAP: Rules = Rules {
+    initial_status: None,
+    validate: nothing,
+    validate_update: |n, o| validation::immutable_data(n, o, &["data", "binaryData"]),
+};
+static SECRET: Rules = Rules {
+    initial_status: None,
+    validate: nothing,
+    validate_update: |n, o| validation::immutable_data(n, o, &["data"]),
+};
+static RESOURCE_QUOTA: Rules = status_only(empty::<core::v1::ResourceQuotaStatus>);
+static INGRESS: Rules = status_only(empty::<networking::v1::IngressStatus>);
+static PDB: Rules = status_only(empty::<policy::v1::PodDisruptionBudgetStatus>);
 
 /// Namespaces: a new namespace is `Active`.
 struct NamespaceStrategy;
@@ -98,12 +179,27 @@ impl Strategy for PodStrategy {
         let qos = qos_class(&obj.data());
         set_status(obj, Some(json!({"phase": "Pending", "qosClass": qos})));
     }
+
+    fn validate(&self, _def: &ResourceDef, obj: &Object) -> Vec<Cause> {
+        let mut causes = Vec::new();
+        let data = obj.data();
+        validation::pod_spec(
+            data.get("spec").unwrap_or(&Value::Null),
+            "spec",
+            &mut causes,
+        );
+        causes
+    }
+
+    fn validate_update(&self, _def: &ResourceDef, new: &Object, old: &Object) -> Vec<Cause> {
+        validation::pod_update(&new.data(), &old.data())
+    }
 }
 
 /// A pod's QoS class (`pkg/apis/core/helper/qos/qos.go`): BestEffort without any request or
 /// limit, Guaranteed when every container limits cpu and memory with requests equal to the
 /// limits, else Burstable.
-fn qos_class(data: &serde_json::Map<String, Value>) -> &'static str {
+fn qos_class(data: &Data) -> &'static str {
     let containers: Vec<&Value> = ["containers", "initContainers"]
         .iter()
         .filter_map(|k| data.get("spec")?.get(*k)?.as_array())
@@ -135,12 +231,6 @@ fn qos_class(data: &serde_json::Map<String, Value>) -> &'static str {
     }
 }
 
-macro_rules! empty_status {
-    ($ty:ty) => {
-        &EmptyStatus::<$ty>(PhantomData)
-    };
-}
-
 /// The strategy of `def`'s kind.
 pub(crate) fn strategy_for(def: &ResourceDef) -> &'static dyn Strategy {
     match (def.api.group.as_str(), def.api.kind.as_str()) {
@@ -148,17 +238,17 @@ pub(crate) fn strategy_for(def: &ResourceDef) -> &'static dyn Strategy {
         ("", "Node") => &NodeStrategy,
         ("", "Pod") => &PodStrategy,
         ("", "Service") => &ServiceStrategy,
-        ("", "ResourceQuota") => empty_status!(core::v1::ResourceQuotaStatus),
-        ("apps", "Deployment") => empty_status!(apps::v1::DeploymentStatus),
-        ("apps", "ReplicaSet") => empty_status!(apps::v1::ReplicaSetStatus),
-        ("apps", "StatefulSet") => empty_status!(apps::v1::StatefulSetStatus),
-        ("apps", "DaemonSet") => empty_status!(apps::v1::DaemonSetStatus),
-        ("batch", "Job") => empty_status!(batch::v1::JobStatus),
-        ("batch", "CronJob") => empty_status!(batch::v1::CronJobStatus),
-        ("networking.k8s.io", "Ingress") => empty_status!(networking::v1::IngressStatus),
-        ("policy", "PodDisruptionBudget") => {
-            empty_status!(policy::v1::PodDisruptionBudgetStatus)
-        }
+        ("", "ConfigMap") => &CONFIG_MAP,
+        ("", "Secret") => &SECRET,
+        ("", "ResourceQuota") => &RESOURCE_QUOTA,
+        ("apps", "Deployment") => &DEPLOYMENT,
+        ("apps", "ReplicaSet") => &REPLICA_SET,
+        ("apps", "StatefulSet") => &STATEFUL_SET,
+        ("apps", "DaemonSet") => &DAEMON_SET,
+        ("batch", "Job") => &JOB,
+        ("batch", "CronJob") => &CRON_JOB,
+        ("networking.k8s.io", "Ingress") => &INGRESS,
+        ("policy", "PodDisruptionBudget") => &PDB,
         _ => &DefaultStrategy,
     }
 }

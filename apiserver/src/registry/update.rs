@@ -39,7 +39,9 @@ fn prepare_update(
     mut new: Object,
     subresource: Subresource,
 ) -> Result<Object, ApiError> {
-    validation::check(def, name, &validation::meta_causes(new.meta()))?;
+    let mut causes = validation::meta_causes(new.meta());
+    causes.extend(validation::meta_update(new.meta(), old.meta()));
+    validation::check(def, name, &causes)?;
     let om = old.meta();
     let meta = new.meta_mut();
     meta.name.clone_from(&om.name);
