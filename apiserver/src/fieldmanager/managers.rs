@@ -5,6 +5,12 @@ use serde_json::{Map, Value, json};
 
 use super::set::{DecodeError, FieldSet};
 
+/// Most `Update` entries an object keeps (`DefaultMaxUpdateManagers`).
+const MAX_UPDATE_ENTRIES: usize = 10;
+
+/// The manager old `Update` entries are folded into.
+const ANCIENT_CHANGES: &str = "ancient-changes";
+
 /// Whether an entry records applies or other writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Operation {
@@ -130,10 +136,40 @@ impl Managers {
         &mut self.0[index]
     }
 
+    /// Folds the oldest `Update` entries (by time, then manager) into one `ancient-changes`
+    /// entry per apiVersion until at most [`MAX_UPDATE_ENTRIES`] remain; Apply entries are
+    /// never folded (`internal/capmanagers.go`).
+    fn cap_updates(&mut self) {
+        loop {
+            let updates = self.0.iter().filter(|e| e.operation == Operation::Update);
+            if updates.count() <= MAX_UPDATE_ENTRIES {
+                return;
+            }
+            let oldest = self
+                .0
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| e.operation == Operation::Update && e.manager != ANCIENT_CHANGES)
+                .min_by(|(_, a), (_, b)| (&a.time, &a.manager).cmp(&(&b.time, &b.manager)))
+                .map(|(i, _)| i);
+            let Some(index) = oldest else { return };
+            let folded = self.0.remove(index);
+            let bucket = self.entry(&Entry {
+                manager: ANCIENT_CHANGES.to_owned(),
+                fields: FieldSet::default(),
+                ..folded.clone()
+            });
+            bucket.fields.union(&folded.fields);
+            bucket.time = folded.time;
+        }
+    }
+
     /// Writes the entries into `object`'s metadata, sorted as Kubernetes sorts them (operation,
-    /// time, manager, apiVersion, subresource), dropping empty ones; no entries: no field.
+    /// time, manager, apiVersion, subresource), dropping empty ones and folding old `Update`
+    /// entries; no entries: no field.
     pub(crate) fn write(mut self, object: &mut Value) {
         self.0.retain(|e| !e.fields.is_empty());
+        self.cap_updates();
         self.0.sort_by(|a, b| {
             (
                 a.operation,
@@ -174,4 +210,65 @@ pub(crate) fn without_managed_fields(object: &Value) -> Value {
 /// An empty JSON object.
 pub(crate) fn empty_object() -> Value {
     Value::Object(Map::new())
+}
+
+#[cfg(test)]
+mod tests {
+    //! Folding of old Update entries, from apimachinery
+    //! `util/managedfields/internal/capmanagers_test.go` (entries by time, the oldest merged
+    //! into `ancient-changes` of their apiVersion, Apply entries untouched).
+    use super::*;
+
+    fn entry(manager: &str, operation: Operation, second: u32) -> Value {
+        let op = match operation {
+            Operation::Apply => "Apply",
+            Operation::Update => "Update",
+        };
+        json!({"manager": manager, "operation": op, "apiVersion": "v1",
+            "time": format!("2026-01-01T00:00:{second:02}Z"), "fieldsType": "FieldsV1",
+            "fieldsV1": {format!("f:{manager}"): {}}})
+    }
+
+    #[test]
+    fn more_than_ten_update_entries_fold_the_oldest_into_ancient_changes() {
+        let mut entries: Vec<Value> = (0..13)
+            .map(|i| entry(&format!("m{i:02}"), Operation::Update, i))
+            .collect();
+        entries.push(entry("applier", Operation::Apply, 0));
+        let mut object = json!({"metadata": {"managedFields": entries}});
+        Managers::of(&object).unwrap().write(&mut object);
+        let written = Managers::of(&object).unwrap();
+        let names: Vec<&str> = written.0.iter().map(|e| e.manager.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "applier",
+                "ancient-changes",
+                "m04",
+                "m05",
+                "m06",
+                "m07",
+                "m08",
+                "m09",
+                "m10",
+                "m11",
+                "m12"
+            ]
+        );
+        let ancient = written
+            .0
+            .iter()
+            .find(|e| e.manager == ANCIENT_CHANGES)
+            .unwrap();
+        assert_eq!(
+            ancient.fields.to_fields_v1(),
+            json!({"f:m00": {}, "f:m01": {}, "f:m02": {}, "f:m03": {}})
+        );
+        assert_eq!(ancient.time.as_deref(), Some("2026-01-01T00:00:03Z"));
+        let updates = written
+            .0
+            .iter()
+            .filter(|e| e.operation == Operation::Update);
+        assert_eq!(updates.count(), MAX_UPDATE_ENTRIES);
+    }
 }
