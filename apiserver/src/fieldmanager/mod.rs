@@ -164,7 +164,35 @@ pub(crate) fn apply(
         me.time
     };
     managers.write(&mut new);
+    if writer.manager == "kubectl" {
+        sync_last_applied(&mut new, config);
+    }
     Ok(new)
+}
+
+/// The annotation client-side `kubectl apply` keeps its last configuration in.
+const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// When `kubectl` applies server-side to an object that has a client-side apply annotation,
+/// the annotation becomes the applied configuration (without the annotation), so a later
+/// client-side apply starts from it (`internal/lastappliedupdater.go`).
+fn sync_last_applied(new: &mut Value, config: &Value) {
+    let Some(Value::String(annotation)) = new.pointer_mut(&format!(
+        "/metadata/annotations/{}",
+        LAST_APPLIED.replace('/', "~1")
+    )) else {
+        return;
+    };
+    let mut last = config.clone();
+    if let Some(Value::Object(annotations)) = last.pointer_mut("/metadata/annotations") {
+        annotations.remove(LAST_APPLIED);
+        if annotations.is_empty()
+            && let Some(Value::Object(meta)) = last.get_mut("metadata")
+        {
+            meta.remove("annotations");
+        }
+    }
+    *annotation = last.to_string();
 }
 
 /// What pruning removes: the members of the manager's last applied set that no manager owns

@@ -344,3 +344,32 @@ fn an_apply_that_changes_nothing_keeps_the_entry_time() {
     let out = apply(Some(&live), &deploy(json!({"replicas": 1})), &later, false).unwrap();
     assert_eq!(out, live);
 }
+
+#[test]
+fn kubectl_server_side_apply_rewrites_the_client_side_last_applied_annotation() {
+    let none = FieldSet::default();
+    let mut live = deploy(json!({"replicas": 1}));
+    live["metadata"]["annotations"] = json!({LAST_APPLIED: "{\"old\":true}", "keep": "x"});
+    update(
+        None,
+        &mut live,
+        &writer("kubectl-client-side-apply", DEPLOY, &none),
+    );
+    let config = deploy(json!({"replicas": 1}));
+    let out = apply(
+        Some(&live),
+        &config,
+        &writer("kubectl", DEPLOY, &none),
+        false,
+    )
+    .unwrap();
+    assert_eq!(
+        out["metadata"]["annotations"][LAST_APPLIED],
+        config.to_string()
+    );
+    let other = apply(Some(&live), &config, &writer("helm", DEPLOY, &none), false).unwrap();
+    assert_eq!(
+        other["metadata"]["annotations"][LAST_APPLIED],
+        "{\"old\":true}"
+    );
+}
