@@ -162,7 +162,8 @@ fn walk_compare(
 
 /// `live` with `config` merged in: scalars and atomic values replaced, granular maps merged
 /// by key, associative lists and sets item by item (live items keep their place, new ones
-/// follow in the config's order). `null` in the config removes a field.
+/// follow in the config's order, as merge.go `visitListItems`). `null` in the config removes a
+/// field.
 pub(crate) fn merge(live: &Value, config: &Value, ty: Ty<'_>) -> Result<Value, MergeError> {
     merge_at(live, config, ty, &mut Vec::new())
 }
