@@ -69,12 +69,18 @@ pub(crate) struct Written {
     pub(crate) object: Arc<Object>,
     /// Warnings for the client (`Warning` headers).
     pub(crate) warnings: Vec<String>,
+    /// Whether the write created the object (201 Created).
+    pub(crate) created: bool,
 }
 
 impl Written {
-    fn new(def: &ResourceDef, object: Arc<Object>) -> Self {
+    fn new(def: &ResourceDef, object: Arc<Object>, created: bool) -> Self {
         let warnings = builtin::strategy_for(def).warnings(&object);
-        Self { object, warnings }
+        Self {
+            object,
+            warnings,
+            created,
+        }
     }
 }
 

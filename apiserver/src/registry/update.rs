@@ -7,7 +7,7 @@ use kube_core::Resource;
 use serde_json::Value;
 
 use super::builtin::strategy_for;
-use super::create::prepare_create;
+use super::create::{create, prepare_create};
 use super::decode::object_of;
 use super::managed::{FieldManager, apply, track_update};
 use super::strategy::Subresource;
@@ -169,7 +169,44 @@ pub(crate) async fn update(
         Ok(next)
     });
     let stored = guaranteed_update(target, name, f).await?;
-    Ok(Written::new(target.def, stored))
+    Ok(Written::new(target.def, stored, false))
+}
+
+/// An apply patch of an absent object creates it, through the create path (a service gets its
+/// cluster IP); None when the object exists (or was created meanwhile).
+async fn apply_create(
+    target: &Target<'_>,
+    name: &str,
+    request: &PatchRequest,
+    manager: &FieldManager,
+) -> Result<Option<Written>, ApiError> {
+    let live = target
+        .shared
+        .storage
+        .get(target.key(name))
+        .await
+        .map_err(|e| target.status(name, e))?;
+    if live.is_some() {
+        return Ok(None);
+    }
+    let mut value = apply(target.def, None, &request.patch, manager)?;
+    if let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut) {
+        match meta.get("name").and_then(Value::as_str) {
+            Some(given) if given != name => {
+                return Err(ApiError::bad_request(format!(
+                    "the name of the object ({given}) does not match the name on the URL ({name})"
+                )));
+            }
+            _ => {
+                meta.insert("name".into(), Value::String(name.to_owned()));
+            }
+        }
+    }
+    match create(target, value, manager).await {
+        Ok(written) => Ok(Some(written)),
+        Err(e) if e.reason == "AlreadyExists" => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 /// PATCH of an object or its status. An apply patch of an absent object creates it.
@@ -180,6 +217,12 @@ pub(crate) async fn patch(
     subresource: Subresource,
     manager: &FieldManager,
 ) -> Result<Written, ApiError> {
+    if request.kind == PatchKind::Apply
+        && subresource == Subresource::Main
+        && let Some(written) = apply_create(target, name, &request, manager).await?
+    {
+        return Ok(written);
+    }
     let def = Arc::clone(target.def);
     let owned_name = name.to_owned();
     let namespace = target.namespace.map(str::to_owned);
@@ -231,5 +274,5 @@ pub(crate) async fn patch(
         Ok(next)
     });
     let stored = guaranteed_update(target, name, f).await?;
-    Ok(Written::new(target.def, stored))
+    Ok(Written::new(target.def, stored, false))
 }

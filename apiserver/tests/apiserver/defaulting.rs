@@ -144,3 +144,32 @@ on_every_backend!(
     services_get_a_cluster_ip_from_the_service_range,
     a_service_keeps_its_cluster_ip_on_update_and_may_not_change_it,
 );
+
+#[tokio::test]
+async fn an_apply_creating_a_service_answers_201_with_a_cluster_ip() {
+    let s = start().await;
+    let c = client(&s);
+    let svc = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "applied"},
+                     "spec": {"ports": [{"port": 443}]}});
+    let (code, created) = patch(
+        &c,
+        &format!("{SERVICES}/applied?fieldManager=test"),
+        "application/apply-patch+yaml",
+        &svc,
+    )
+    .await;
+    assert_eq!(code, 201, "{created}");
+    assert!(
+        created["spec"]["clusterIP"]
+            .as_str()
+            .is_some_and(|ip| ip.starts_with("10."))
+    );
+    let (code, _) = patch(
+        &c,
+        &format!("{SERVICES}/applied?fieldManager=test"),
+        "application/apply-patch+yaml",
+        &svc,
+    )
+    .await;
+    assert_eq!(code, 200, "a second apply updates");
+}
