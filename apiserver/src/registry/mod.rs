@@ -107,6 +107,15 @@ impl Target<'_> {
         storage_status(self.def, name, err)
     }
 
+    /// The stored object `name` of the target, if any.
+    async fn get(&self, name: &str) -> Result<Option<Arc<Object>>, ApiError> {
+        self.shared
+            .storage
+            .get(self.key(name))
+            .await
+            .map_err(|e| self.status(name, e))
+    }
+
     fn not_found(&self, name: &str) -> ApiError {
         not_found(self.def, name)
     }

@@ -64,7 +64,7 @@ pub(super) async fn guaranteed_update(
     let storage = &target.shared.storage;
     let key = target.key(name);
     if target.dry_run {
-        let cur = storage.get(key).await.map_err(|e| target.status(name, e))?;
+        let cur = target.get(name).await?;
         return f(cur.as_ref()).map(Arc::new);
     }
     let obj = storage
@@ -180,12 +180,7 @@ async fn apply_create(
     request: &PatchRequest,
     manager: &FieldManager,
 ) -> Result<Option<Written>, ApiError> {
-    let live = target
-        .shared
-        .storage
-        .get(target.key(name))
-        .await
-        .map_err(|e| target.status(name, e))?;
+    let live = target.get(name).await?;
     if live.is_some() {
         return Ok(None);
     }
