@@ -64,6 +64,33 @@ impl Ipv4Cidr {
     }
 }
 
+/// Why text is not an IPv4 range.
+#[derive(Debug, thiserror::Error)]
+#[error("{0:?} is not an IPv4 range such as 10.96.0.0/12")]
+pub struct Ipv4CidrError(String);
+
+impl std::str::FromStr for Ipv4Cidr {
+    type Err = Ipv4CidrError;
+
+    /// Parses `A.B.C.D/N` (N at most 30: a range needs room for a service).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let bad = || Ipv4CidrError(s.to_owned());
+        let (addr, len) = s.split_once('/').ok_or_else(bad)?;
+        let network: Ipv4Addr = addr.parse().map_err(|_| bad())?;
+        let prefix_len: u8 = len.parse().map_err(|_| bad())?;
+        if prefix_len > 30 {
+            return Err(bad());
+        }
+        let mask = u32::MAX
+            .checked_shl(32 - u32::from(prefix_len))
+            .unwrap_or(0);
+        Ok(Self {
+            network: Ipv4Addr::from(u32::from(network) & mask),
+            prefix_len,
+        })
+    }
+}
+
 impl Default for Ipv4Cidr {
     fn default() -> Self {
         Self {
@@ -157,5 +184,26 @@ impl Shared {
     pub(crate) fn openapi(&self) -> &OpenApi {
         self.openapi
             .get_or_init(|| OpenApi::generate(&self.resources, GIT_VERSION))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_parse_and_hold_their_addresses() {
+        let cidr: Ipv4Cidr = "10.96.0.0/12".parse().unwrap();
+        assert_eq!(cidr, Ipv4Cidr::default());
+        assert_eq!(cidr.size(), 1 << 20);
+        assert_eq!(cidr.nth(1), Some(Ipv4Addr::new(10, 96, 0, 1)));
+        assert_eq!(
+            cidr.offset_of(Ipv4Addr::new(10, 111, 255, 255)),
+            Some((1 << 20) - 1)
+        );
+        assert_eq!(cidr.offset_of(Ipv4Addr::new(10, 112, 0, 0)), None);
+        for bad in ["10.96.0.0", "10.96.0.0/31", "x/12", "10.96.0.0/x"] {
+            assert!(bad.parse::<Ipv4Cidr>().is_err(), "{bad}");
+        }
     }
 }

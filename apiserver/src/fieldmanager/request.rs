@@ -45,6 +45,8 @@ pub(crate) struct FieldManager {
     manager: String,
     force: bool,
     status: bool,
+    /// An apply: the object it makes already carries its managedFields.
+    apply: bool,
 }
 
 fn options_invalid(verb: Verb, field: &str, message: String) -> ApiError {
@@ -129,6 +131,7 @@ impl FieldManager {
             },
             force: force == Some("true"),
             status,
+            apply: verb == Verb::Apply,
         })
     }
 
@@ -149,7 +152,8 @@ impl FieldManager {
     }
 
     /// `new` (what `live`, `None` on create, becomes) with this write recorded in its
-    /// managedFields; the `reset` fields (top-level) are left out.
+    /// managedFields; the `reset` fields (top-level) are left out. An apply's object (an
+    /// apply-create going through the create path) already holds them and is kept as it is.
     pub(crate) fn record(
         &self,
         def: &ResourceDef,
@@ -157,6 +161,9 @@ impl FieldManager {
         new: &Object,
         reset: &[&str],
     ) -> Result<Object, ApiError> {
+        if self.apply {
+            return Ok(new.clone());
+        }
         let mut value = new.to_value();
         let live = live.map(Object::to_value);
         let reset = top_level(reset);

@@ -114,3 +114,58 @@ pub(crate) fn row(def: &ResourceDef, obj: &Object, include: IncludeObject) -> Va
     }
     row
 }
+
+#[cfg(test)]
+mod tests {
+    use kube_core::ApiResource;
+
+    use super::*;
+    use crate::resource::PrinterColumn;
+
+    fn custom(columns: Vec<PrinterColumn>) -> ResourceDef {
+        let api = ApiResource {
+            group: "example.com".into(),
+            version: "v1".into(),
+            api_version: "example.com/v1".into(),
+            kind: "Widget".into(),
+            plural: "widgets".into(),
+        };
+        ResourceDef {
+            printer_columns: columns,
+            ..ResourceDef::custom(api, true)
+        }
+    }
+
+    fn widget() -> Object {
+        Object::from_value(json!({"apiVersion": "example.com/v1", "kind": "Widget",
+            "metadata": {"name": "w", "creationTimestamp": "2024-01-02T03:04:05Z"},
+            "spec": {"size": 3}}))
+        .unwrap_or_default()
+    }
+
+    #[test]
+    fn resources_without_a_printer_print_name_and_age() {
+        let def = custom(PrinterColumn::defaults());
+        let names: Vec<Value> = columns(&def).iter().map(|c| c["name"].clone()).collect();
+        assert_eq!(names, [json!("Name"), json!("Age")]);
+        let row = row(&def, &widget(), IncludeObject::None);
+        assert_eq!(row, json!({"cells": ["w", "2024-01-02T03:04:05Z"]}));
+    }
+
+    #[test]
+    fn printer_columns_take_their_cells_from_their_json_paths() {
+        let size = PrinterColumn {
+            name: "Size".into(),
+            type_: "integer".into(),
+            format: String::new(),
+            description: "The size.".into(),
+            priority: 0,
+            json_path: ".spec.size".into(),
+        };
+        let def = custom(vec![size]);
+        assert_eq!(columns(&def)[1]["type"], "integer");
+        let row = row(&def, &widget(), IncludeObject::Object);
+        assert_eq!(row["cells"], json!(["w", 3]));
+        assert_eq!(row["object"]["spec"]["size"], 3);
+    }
+}

@@ -278,7 +278,12 @@ async fn apply_creates_a_missing_object_with_201() {
     )
     .await;
     assert_eq!(code, 201, "{created}");
-    assert_eq!(entries(&created)[0].1, "Apply");
+    let managers = entries(&created);
+    assert_eq!(managers.len(), 1, "only the apply is recorded: {created}");
+    assert_eq!(
+        (managers[0].0.as_str(), managers[0].1.as_str()),
+        ("kubectl", "Apply")
+    );
 }
 
 #[tokio::test]

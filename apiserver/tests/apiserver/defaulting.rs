@@ -1,6 +1,7 @@
 //! Defaulting and status reset on create, over HTTP: what a cluster stores for objects that
 //! leave fields out (cases from Kubernetes' `pkg/apis/core/v1/defaults_test.go`,
-//! `pkg/apis/apps/v1/defaults_test.go`, and the status rules of `pkg/registry/*/strategy.go`).
+//! `pkg/apis/apps/v1/defaults_test.go`, and the status rules of `pkg/registry/*/strategy.go`);
+//! what depends on storage (status reset, cluster IPs in use) runs on every backend.
 
 use serde_json::json;
 
@@ -31,9 +32,10 @@ async fn a_created_pod_reads_back_with_kubernetes_defaults() {
     );
 }
 
-#[tokio::test]
-async fn status_given_on_create_is_reset_and_new_pods_are_pending() {
-    let s = start().await;
+async fn status_given_on_create_is_reset_and_new_pods_are_pending(backend: Backend) {
+    let Some(s) = backend.server().await else {
+        return;
+    };
     let c = client(&s);
     let (code, p) = post(&c, PODS, &pod("default", "p", "n1", "Running", "web")).await;
     assert_eq!(
@@ -54,9 +56,10 @@ async fn status_given_on_create_is_reset_and_new_pods_are_pending() {
     assert_eq!(d["spec"]["strategy"]["type"], "RollingUpdate");
 }
 
-#[tokio::test]
-async fn services_get_a_cluster_ip_from_the_service_range() {
-    let s = start().await;
+async fn services_get_a_cluster_ip_from_the_service_range(backend: Backend) {
+    let Some(s) = backend.server().await else {
+        return;
+    };
     let c = client(&s);
     let svc = |name: &str, ip: Option<&str>| {
         let mut spec = json!({"selector": {"app": "web"}, "ports": [{"port": 80}]});
@@ -91,9 +94,10 @@ async fn services_get_a_cluster_ip_from_the_service_range() {
     );
 }
 
-#[tokio::test]
-async fn a_service_keeps_its_cluster_ip_on_update_and_may_not_change_it() {
-    let s = start().await;
+async fn a_service_keeps_its_cluster_ip_on_update_and_may_not_change_it(backend: Backend) {
+    let Some(s) = backend.server().await else {
+        return;
+    };
     let c = client(&s);
     let svc = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "a"},
                      "spec": {"ports": [{"port": 80}]}});
@@ -133,4 +137,39 @@ async fn namespaces_get_their_name_label_and_secrets_their_type() {
     )
     .await;
     assert_eq!(secret["type"], "Opaque");
+}
+
+on_every_backend!(
+    status_given_on_create_is_reset_and_new_pods_are_pending,
+    services_get_a_cluster_ip_from_the_service_range,
+    a_service_keeps_its_cluster_ip_on_update_and_may_not_change_it,
+);
+
+#[tokio::test]
+async fn an_apply_creating_a_service_answers_201_with_a_cluster_ip() {
+    let s = start().await;
+    let c = client(&s);
+    let svc = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "applied"},
+                     "spec": {"ports": [{"port": 443}]}});
+    let (code, created) = patch(
+        &c,
+        &format!("{SERVICES}/applied?fieldManager=test"),
+        "application/apply-patch+yaml",
+        &svc,
+    )
+    .await;
+    assert_eq!(code, 201, "{created}");
+    assert!(
+        created["spec"]["clusterIP"]
+            .as_str()
+            .is_some_and(|ip| ip.starts_with("10."))
+    );
+    let (code, _) = patch(
+        &c,
+        &format!("{SERVICES}/applied?fieldManager=test"),
+        "application/apply-patch+yaml",
+        &svc,
+    )
+    .await;
+    assert_eq!(code, 200, "a second apply updates");
 }
