@@ -43,8 +43,11 @@
 mod cache;
 mod cacher;
 mod continue_token;
+mod defaults;
 mod encode;
 mod error;
+mod fieldmanager;
+mod fields;
 mod filter;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
@@ -54,26 +57,28 @@ mod kinds;
 mod object;
 mod openapi;
 mod patch;
+mod printers;
 mod protobuf;
 mod query;
+mod registry;
 mod resource;
 mod resource_version;
-mod scale;
+mod schema;
 mod server;
+mod shared;
 mod storage;
 #[cfg(feature = "etcd")]
 mod test_etcd;
 mod testing;
-mod token;
 mod validation;
-mod write;
 
 pub use cache::{CacheConfig, WatchCache};
 pub use cacher::StorageListerWatcher;
 pub use error::ApiError;
 pub use object::{Object, ObjectError};
-pub use resource::{ResourceDef, builtin_resources};
-pub use server::{ApiServer, ApiServerBuilder, ServerConfig};
+pub use resource::{PrinterColumn, ResourceDef, builtin_resources};
+pub use server::{ApiServer, ApiServerBuilder};
+pub use shared::{Ipv4Cidr, Ipv4CidrError, ServerConfig};
 pub use storage::{
     DEFAULT_HISTORY, EventType, ListRequest, ListResult, MemoryStorage, Preconditions, Storage,
     StorageError, StorageEvent, StorageFuture, StorageWatch, UpdateFn, WatchItem, is_unchanged,

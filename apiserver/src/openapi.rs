@@ -2,8 +2,10 @@
 //! `/openapi/v3/{api/v1,apis/<group>/<version>}`), generated once from the schemas k8s-openapi
 //! ships (its `schemars` feature: generated from the Kubernetes OpenAPI spec, descriptions
 //! included), with the `x-kubernetes-group-version-kind` of every kind and one `get` path per
-//! resource, which is what `kubectl explain` looks for. Custom resources have no schema and
-//! are left out.
+//! resource, which is what `kubectl explain` looks for. The `x-kubernetes-*` extensions (list
+//! and map types, patch merge keys and strategies) come from the vendored Kubernetes
+//! definitions (`crate::schema`), as kubectl's client-side apply reads them. Custom resources
+//! have no schema and are left out.
 
 use std::collections::BTreeMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -14,6 +16,7 @@ use k8s_openapi::schemars::generate::SchemaSettings;
 use serde_json::{Map, Value, json};
 
 use crate::resource::ResourceDef;
+use crate::schema::Schema;
 
 /// The generated documents.
 #[derive(Debug)]
@@ -78,6 +81,9 @@ fn definitions(
         }
     }
     let mut definitions = generator.take_definitions(true);
+    for (name, schema) in &mut definitions {
+        Schema::add_builtin_extensions(name, schema);
+    }
     let mut paths = Map::new();
     for (def, name) in kinds {
         if let Some(schema) = definitions.get_mut(&name).and_then(Value::as_object_mut) {
@@ -154,6 +160,12 @@ mod tests {
             json!([{"group": "", "version": "v1", "kind": "ConfigMap"}])
         );
         assert!(cm["properties"]["data"]["description"].is_string());
+        let containers = &core["components"]["schemas"]["io.k8s.api.core.v1.PodSpec"]["properties"]
+            ["containers"];
+        assert_eq!(containers["x-kubernetes-list-type"], "map");
+        assert_eq!(containers["x-kubernetes-list-map-keys"], json!(["name"]));
+        assert_eq!(containers["x-kubernetes-patch-merge-key"], "name");
+        assert_eq!(containers["x-kubernetes-patch-strategy"], "merge");
         assert!(
             core["components"]["schemas"]["io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"]
                 .is_object()

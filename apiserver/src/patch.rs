@@ -1,9 +1,12 @@
-//! Patches: JSON merge patch, JSON patch, strategic merge patch (list merge by key, enough for
-//! `kubectl apply`), and apply patches (approximated as merge patches).
+//! Patches: JSON merge patch, JSON patch, strategic merge patch (lists merged by the
+//! `x-kubernetes-patch-strategy` and `-patch-merge-key` of the kind's schema, `crate::schema`;
+//! lists of kinds without a schema are replaced). Apply patches of objects and their status go through the field manager
+//! (`crate::fieldmanager`); on the scale subresource they merge as JSON merge patches.
 
 use serde_json::{Map, Value};
 
 use crate::error::ApiError;
+use crate::schema::Ty;
 
 /// The patch type, from the request's Content-Type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,11 +34,12 @@ fn unprocessable(message: String) -> ApiError {
     ApiError::new(422, "Invalid", message)
 }
 
-/// Applies `patch` to `target`.
+/// Applies `patch` to `target`, an object of type `ty`.
 pub(crate) fn apply_patch(
     kind: PatchKind,
     target: &mut Value,
     patch: &Value,
+    ty: Ty<'_>,
 ) -> Result<(), ApiError> {
     match kind {
         PatchKind::Merge | PatchKind::Apply => {
@@ -60,36 +64,13 @@ pub(crate) fn apply_patch(
                     "a strategic merge patch must be a JSON object",
                 ));
             }
-            strategic_merge(target, patch);
+            strategic_merge(target, patch, ty);
             Ok(())
         }
     }
 }
 
-const MERGE_KEYS: &[&str] = &[
-    "name",
-    "containerPort",
-    "mountPath",
-    "devicePath",
-    "ip",
-    "type",
-    "port",
-    "topologyKey",
-    "key",
-];
-
-/// The merge key shared by every object element of `list`, if any.
-fn merge_key(list: &[Value]) -> Option<&'static str> {
-    if list.is_empty() || !list.iter().all(Value::is_object) {
-        return None;
-    }
-    MERGE_KEYS
-        .iter()
-        .copied()
-        .find(|k| list.iter().all(|e| e.get(*k).is_some()))
-}
-
-fn strategic_merge(target: &mut Value, patch: &Value) {
+fn strategic_merge(target: &mut Value, patch: &Value, ty: Ty<'_>) {
     let Value::Object(patch_map) = patch else {
         *target = patch.clone();
         return;
@@ -121,20 +102,40 @@ fn strategic_merge(target: &mut Value, patch: &Value) {
             Value::Null => {
                 target_map.remove(k);
             }
-            Value::Array(items) => match (target_map.get_mut(k), merge_key(items)) {
-                (Some(Value::Array(existing)), Some(key)) => merge_list(existing, items, key),
-                _ => {
-                    let cleaned: Vec<Value> = items
-                        .iter()
-                        .filter(|e| e.get("$patch").is_none())
-                        .cloned()
-                        .collect();
-                    target_map.insert(k.clone(), Value::Array(cleaned));
+            Value::Array(items) => {
+                let list = ty.field(k).list();
+                let merge = list.is_some_and(|l| {
+                    l.patch_strategy
+                        .as_deref()
+                        .is_some_and(|s| s.split(',').any(|s| s == "merge"))
+                });
+                let key = list.and_then(|l| l.patch_merge_key.as_deref());
+                match (target_map.get_mut(k), merge, key) {
+                    (Some(Value::Array(existing)), true, Some(key)) => {
+                        merge_list(existing, items, key, ty.field(k).items());
+                    }
+                    (Some(Value::Array(existing)), true, None) => {
+                        for item in items {
+                            if !existing.contains(item) {
+                                existing.push(item.clone());
+                            }
+                        }
+                    }
+                    _ => {
+                        let cleaned: Vec<Value> = items
+                            .iter()
+                            .filter(|e| e.get("$patch").is_none())
+                            .cloned()
+                            .collect();
+                        target_map.insert(k.clone(), Value::Array(cleaned));
+                    }
                 }
-            },
-            Value::Object(_) => {
-                strategic_merge(target_map.entry(k.clone()).or_insert(Value::Null), v)
             }
+            Value::Object(_) => strategic_merge(
+                target_map.entry(k.clone()).or_insert(Value::Null),
+                v,
+                ty.field(k),
+            ),
             _ => {
                 target_map.insert(k.clone(), v.clone());
             }
@@ -142,7 +143,7 @@ fn strategic_merge(target: &mut Value, patch: &Value) {
     }
 }
 
-fn merge_list(existing: &mut Vec<Value>, patch: &[Value], key: &str) {
+fn merge_list(existing: &mut Vec<Value>, patch: &[Value], key: &str, item_ty: Ty<'_>) {
     for item in patch {
         let id = item.get(key);
         let pos = existing.iter().position(|e| e.get(key) == id);
@@ -153,10 +154,10 @@ fn merge_list(existing: &mut Vec<Value>, patch: &[Value], key: &str) {
             continue;
         }
         match pos {
-            Some(p) => strategic_merge(&mut existing[p], item),
+            Some(p) => strategic_merge(&mut existing[p], item, item_ty),
             None => {
                 let mut fresh = Value::Null;
-                strategic_merge(&mut fresh, item);
+                strategic_merge(&mut fresh, item, item_ty);
                 existing.push(fresh);
             }
         }
@@ -172,11 +173,38 @@ mod tests {
     fn strategic_merge_merges_containers_by_name() {
         let mut target = json!({"spec": {"containers": [{"name": "a", "image": "a:1"}, {"name": "b", "image": "b:1"}]}, "metadata": {"labels": {"x": "1"}}});
         let patch = json!({"$setElementOrder/containers": [{"name": "a"}], "spec": {"containers": [{"name": "a", "image": "a:2"}, {"name": "b", "$patch": "delete"}]}, "metadata": {"labels": {"x": null, "y": "2"}}});
-        apply_patch(PatchKind::Strategic, &mut target, &patch).unwrap();
+        let pod = crate::schema::Schema::builtin()
+            .root("", "v1", "Pod")
+            .unwrap();
+        apply_patch(PatchKind::Strategic, &mut target, &patch, pod).unwrap();
         assert_eq!(
             target["spec"]["containers"],
             json!([{"name": "a", "image": "a:2"}])
         );
         assert_eq!(target["metadata"]["labels"], json!({"y": "2"}));
+    }
+
+    #[test]
+    fn strategic_merge_unions_merge_sets_and_replaces_atomic_lists_by_schema() {
+        let pod = crate::schema::Schema::builtin()
+            .root("", "v1", "Pod")
+            .unwrap();
+        let mut target = json!({"metadata": {"finalizers": ["a"]}, "spec": {"containers": [{"name": "a", "args": ["1", "2"]}]}});
+        let patch = json!({"metadata": {"finalizers": ["b"]}, "spec": {"containers": [{"name": "a", "args": ["3"]}]}});
+        apply_patch(PatchKind::Strategic, &mut target, &patch, pod).unwrap();
+        assert_eq!(target["metadata"]["finalizers"], json!(["a", "b"]));
+        assert_eq!(
+            target["spec"]["containers"],
+            json!([{"name": "a", "args": ["3"]}])
+        );
+    }
+
+    #[test]
+    fn strategic_merge_replaces_lists_of_kinds_without_a_schema() {
+        let untyped = crate::schema::Schema::builtin().untyped();
+        let mut target = json!({"spec": {"items": [{"name": "a", "v": 1}]}});
+        let patch = json!({"spec": {"items": [{"name": "b"}]}});
+        apply_patch(PatchKind::Strategic, &mut target, &patch, untyped).unwrap();
+        assert_eq!(target["spec"]["items"], json!([{"name": "b"}]));
     }
 }

@@ -1,7 +1,5 @@
 //! [`ResourceDef`]: the resources the server serves, built-in and custom.
 
-use std::sync::Arc;
-
 use kube_core::ApiResource;
 
 /// One served resource: its [`ApiResource`], scope, names for discovery and the field selectors it
@@ -31,6 +29,9 @@ pub struct ResourceDef {
     /// Whether the server keeps `metadata.generation` (set to 1 on create, bumped when anything
     /// but metadata and status changes). Kinds without a spec, such as ConfigMaps, have none.
     pub generation: bool,
+    /// The columns of its Table when it has no printer of its own (a custom resource's
+    /// `additionalPrinterColumns`; by default its age).
+    pub printer_columns: Vec<PrinterColumn>,
 }
 
 impl ResourceDef {
@@ -48,6 +49,7 @@ impl ResourceDef {
             scale_subresource: false,
             categories: Vec::new(),
             generation: false,
+            printer_columns: PrinterColumn::defaults(),
         }
     }
 
@@ -144,59 +146,6 @@ impl ResourceDef {
             format!("{}.{}", self.api.plural, self.api.group)
         }
     }
-}
-
-/// The field selectors of the built-in resources (besides `metadata.name` and
-/// `metadata.namespace`), by `apiVersion` and `kind`.
-const BUILTIN_FIELDS: &[(&str, &str, &[&str])] = &[
-    ("v1", "Namespace", &["status.phase"]),
-    (
-        "v1",
-        "Pod",
-        &[
-            "spec.nodeName",
-            "spec.restartPolicy",
-            "spec.schedulerName",
-            "spec.serviceAccountName",
-            "spec.hostNetwork",
-            "status.phase",
-            "status.podIP",
-            "status.nominatedNodeName",
-        ],
-    ),
-    ("v1", "Node", &["spec.unschedulable"]),
-    ("v1", "Secret", &["type"]),
-    (
-        "v1",
-        "Event",
-        &[
-            "involvedObject.kind",
-            "involvedObject.namespace",
-            "involvedObject.name",
-            "involvedObject.uid",
-            "involvedObject.apiVersion",
-            "involvedObject.resourceVersion",
-            "involvedObject.fieldPath",
-            "reason",
-            "reportingComponent",
-            "source",
-            "type",
-        ],
-    ),
-    ("batch/v1", "Job", &["status.successful"]),
-];
-
-fn builtin_fields(api_version: &str, kind: &str) -> &'static [&'static str] {
-    BUILTIN_FIELDS
-        .iter()
-        .find(|(v, k, _)| *v == api_version && *k == kind)
-        .map_or(&[], |(_, _, fields)| fields)
-}
-
-/// The shared list of the field selector paths of the built-in resource of `api_version` and
-/// `kind` (empty for others): what [`Object`](crate::Object)s extract when they are built.
-pub(crate) fn builtin_field_paths(api_version: &str, kind: &str) -> Arc<[String]> {
-    crate::object::field_paths(builtin_fields(api_version, kind))
 }
 
 /// The built-in resources: namespaces, pods, nodes, services, endpoints, configmaps, secrets,
@@ -301,10 +250,42 @@ pub fn builtin_resources() -> Vec<ResourceDef> {
         ),
     ];
     for def in &mut defs {
-        def.fields = builtin_fields(&def.api.api_version, &def.api.kind)
+        def.fields = crate::fields::builtin_fields(&def.api.api_version, &def.api.kind)
             .iter()
             .map(|f| (*f).to_owned())
             .collect();
     }
     defs
+}
+
+/// A column of a table, as a CRD's `additionalPrinterColumns` entry: what it is called, its
+/// type, and the JSON path of its value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PrinterColumn {
+    /// The column's name (`kubectl` shows it upper-cased).
+    pub name: String,
+    /// `string`, `integer`, `number`, `boolean` or `date`.
+    pub type_: String,
+    /// An OpenAPI format (`name` marks the name column).
+    pub format: String,
+    /// What the column shows.
+    pub description: String,
+    /// 0: always shown; more: only with `-o wide`.
+    pub priority: i32,
+    /// Where the value is, as a simple JSON path (`.spec.replicas`).
+    pub json_path: String,
+}
+
+impl PrinterColumn {
+    /// The columns of a resource without printer columns: its creation time as `Age`.
+    pub fn defaults() -> Vec<Self> {
+        vec![Self {
+            name: "Age".into(),
+            type_: "date".into(),
+            format: String::new(),
+            description: "CreationTimestamp is a timestamp representing the server time when this object was created.".into(),
+            priority: 0,
+            json_path: ".metadata.creationTimestamp".into(),
+        }]
+    }
 }

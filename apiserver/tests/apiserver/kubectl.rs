@@ -35,7 +35,7 @@ fn kubectl_status(kubectl: &std::path::Path, server: &Binary, args: &[&str]) -> 
     (code, String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-fn kubectl(kubectl: &std::path::Path, server: &Binary, args: &[&str]) -> String {
+pub(crate) fn kubectl(kubectl: &std::path::Path, server: &Binary, args: &[&str]) -> String {
     let out = Command::new(kubectl)
         .env("KUBECONFIG", &server.kubeconfig)
         .args(args)
@@ -50,7 +50,7 @@ fn kubectl(kubectl: &std::path::Path, server: &Binary, args: &[&str]) -> String 
 }
 
 /// kubectl and a started binary in a temporary folder (None, after [`skip`], without kubectl).
-fn session(name: &str) -> Option<(std::path::PathBuf, Binary, std::path::PathBuf)> {
+pub(crate) fn session(name: &str) -> Option<(std::path::PathBuf, Binary, std::path::PathBuf)> {
     let Some(kc) = kubectl_path() else {
         skip(
             "kubectl test",
@@ -138,6 +138,13 @@ fn kubectl_get_watch_create_apply_and_delete_work_against_the_binary() {
         out.lines().any(|l| l.starts_with("web")),
         "kubectl get -w printed: {out:?}"
     );
+    let header: Vec<&str> = out
+        .lines()
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    assert_eq!(header, ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

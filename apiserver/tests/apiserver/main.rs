@@ -1,17 +1,23 @@
 //! Integration tests of kcache-apiserver over real HTTP.
 
+mod apply;
 mod binary;
 mod clients;
+mod defaulting;
 mod events;
 mod faults;
 mod hostile;
+mod kind_rules;
 mod kubectl;
+mod kubectl_apply;
+mod kubectl_tables;
 mod lists;
 mod noop_writes;
 mod python;
 mod reflector;
 mod storage;
 mod support;
+mod tables;
 mod validation;
 mod watches;
 mod writes;

@@ -2,29 +2,26 @@
 //! asks for). The server has no token authority: the token is an opaque string naming the
 //! service account, audiences and expiry, which no request is authenticated with.
 
-use axum::response::Response;
 use base64::Engine as _;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use serde_json::{Value, json};
 
+use super::Target;
 use crate::error::ApiError;
-use crate::http::{RequestCtx, json_response};
 
 /// Kubernetes' shortest token lifetime.
 const MIN_EXPIRATION_SECONDS: i64 = 600;
 
-/// POST of `.../serviceaccounts/{name}/token`.
-pub(crate) async fn create(ctx: &RequestCtx<'_>, name: &str) -> Result<Response, ApiError> {
-    let account = ctx
-        .shared
-        .storage
-        .get(ctx.key(name))
-        .await
-        .map_err(|e| crate::cacher::storage_status(ctx.def, name, e))?;
+/// POST of `.../serviceaccounts/{name}/token`: the `TokenRequest` answered for `request`.
+pub(crate) async fn create_token(
+    target: &Target<'_>,
+    name: &str,
+    request: &Value,
+) -> Result<Value, ApiError> {
+    let account = target.get(name).await?;
     if account.is_none() {
-        return Err(ApiError::not_found("", "serviceaccounts", name));
+        return Err(target.not_found(name));
     }
-    let request = crate::write::body_value(ctx)?;
     let spec = &request["spec"];
     let audiences = spec.get("audiences").cloned().unwrap_or_else(|| json!([]));
     let seconds = spec["expirationSeconds"].as_i64().unwrap_or(3600);
@@ -41,7 +38,7 @@ pub(crate) async fn create(ctx: &RequestCtx<'_>, name: &str) -> Result<Response,
             )],
         ));
     }
-    let namespace = ctx.path.namespace.unwrap_or("default");
+    let namespace = target.namespace.unwrap_or("default");
     let expires = Timestamp::now()
         .checked_add(SignedDuration::from_secs(seconds))
         .map_err(|e| ApiError::bad_request(format!("spec.expirationSeconds: {e}")))?;
@@ -54,11 +51,10 @@ pub(crate) async fn create(ctx: &RequestCtx<'_>, name: &str) -> Result<Response,
         "kcache.{}",
         base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(claims.to_string())
     );
-    let body: Value = json!({
+    Ok(json!({
         "kind": "TokenRequest", "apiVersion": "authentication.k8s.io/v1",
         "metadata": {"name": name, "namespace": namespace},
         "spec": {"audiences": audiences, "expirationSeconds": seconds},
         "status": {"token": token, "expirationTimestamp": expires.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()},
-    });
-    Ok(json_response(201, body.to_string().into()))
+    }))
 }

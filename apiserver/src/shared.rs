@@ -1,0 +1,209 @@
+//! [`Shared`]: what every request and the write path see of the server (storage, resources,
+//! watch caches, settings, injected faults), and the server-wide [`ServerConfig`].
+
+use std::collections::HashMap;
+use std::net::Ipv4Addr;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use tokio_util::sync::CancellationToken;
+
+use crate::cache::{CacheConfig, WatchCache};
+use crate::error::ApiError;
+use crate::openapi::OpenApi;
+use crate::resource::ResourceDef;
+use crate::storage::{DEFAULT_HISTORY, Storage};
+
+/// The Kubernetes version the server reports (`/version`, the OpenAPI documents).
+pub(crate) const GIT_VERSION: &str = "v1.34.0-kcache";
+
+/// Server-wide settings.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// Watch cache and dispatcher settings (shared by every resource).
+    pub cache: CacheConfig,
+    /// The default watch timeout is this × (1 + random) (Kubernetes: 1800 s).
+    pub min_request_timeout: Duration,
+    /// Request bodies larger than this are 413 (Kubernetes: 3 MiB).
+    pub max_body_bytes: usize,
+    /// When set, every request needs `Authorization: Bearer <token>`.
+    pub token: Option<String>,
+    /// How many writes the in-memory storage keeps before compacting.
+    pub history: usize,
+    /// The range services' cluster IPs are allocated from (Kubernetes' default: 10.96.0.0/12).
+    pub service_cidr: Ipv4Cidr,
+}
+
+/// An IPv4 range, such as `10.96.0.0/12`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ipv4Cidr {
+    /// The first address of the range.
+    pub network: Ipv4Addr,
+    /// The length of the network prefix (0 to 32).
+    pub prefix_len: u8,
+}
+
+impl Ipv4Cidr {
+    /// How many addresses the range holds.
+    pub fn size(&self) -> u64 {
+        1u64 << (32 - u32::from(self.prefix_len.min(32)))
+    }
+
+    /// The address at `offset` from the start of the range.
+    pub fn nth(&self, offset: u64) -> Option<Ipv4Addr> {
+        let start = u64::from(u32::from(self.network));
+        let ip = u32::try_from(start + offset).ok()?;
+        (offset < self.size()).then(|| Ipv4Addr::from(ip))
+    }
+
+    /// Where `ip` is in the range (None: outside it).
+    pub fn offset_of(&self, ip: Ipv4Addr) -> Option<u64> {
+        let offset = u64::from(u32::from(ip)).checked_sub(u64::from(u32::from(self.network)))?;
+        (offset < self.size()).then_some(offset)
+    }
+}
+
+/// Why text is not an IPv4 range.
+#[derive(Debug, thiserror::Error)]
+#[error("{0:?} is not an IPv4 range such as 10.96.0.0/12")]
+pub struct Ipv4CidrError(String);
+
+impl std::str::FromStr for Ipv4Cidr {
+    type Err = Ipv4CidrError;
+
+    /// Parses `A.B.C.D/N` (N at most 30: a range needs room for a service).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let bad = || Ipv4CidrError(s.to_owned());
+        let (addr, len) = s.split_once('/').ok_or_else(bad)?;
+        let network: Ipv4Addr = addr.parse().map_err(|_| bad())?;
+        let prefix_len: u8 = len.parse().map_err(|_| bad())?;
+        if prefix_len > 30 {
+            return Err(bad());
+        }
+        let mask = u32::MAX
+            .checked_shl(32 - u32::from(prefix_len))
+            .unwrap_or(0);
+        Ok(Self {
+            network: Ipv4Addr::from(u32::from(network) & mask),
+            prefix_len,
+        })
+    }
+}
+
+impl Default for Ipv4Cidr {
+    fn default() -> Self {
+        Self {
+            network: Ipv4Addr::new(10, 96, 0, 0),
+            prefix_len: 12,
+        }
+    }
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            cache: CacheConfig::default(),
+            min_request_timeout: Duration::from_secs(1800),
+            max_body_bytes: 3 * 1024 * 1024,
+            token: None,
+            history: DEFAULT_HISTORY,
+            service_cidr: Ipv4Cidr::default(),
+        }
+    }
+}
+
+/// Faults injected into the responses (for tests of clients).
+#[derive(Debug, Default)]
+pub(crate) struct Faults {
+    pub(crate) fail_next: Mutex<Option<(u32, u16)>>,
+    pub(crate) delay: Mutex<Duration>,
+}
+
+impl Faults {
+    /// The error the next request must fail with, if any (consumes one).
+    pub(crate) fn take_failure(&self) -> Option<ApiError> {
+        let mut f = self.fail_next.lock();
+        let (n, code) = (*f)?;
+        *f = if n > 1 { Some((n - 1, code)) } else { None };
+        let reason = match code {
+            400 => "BadRequest",
+            401 => "Unauthorized",
+            403 => "Forbidden",
+            404 => "NotFound",
+            409 => "Conflict",
+            410 => "Expired",
+            429 => "TooManyRequests",
+            500 => "InternalError",
+            503 => "ServiceUnavailable",
+            504 => "Timeout",
+            _ => "InternalError",
+        };
+        let mut err = ApiError::new(code, reason, format!("injected failure ({code})"));
+        if code == 429 || code == 503 {
+            err = err.with_details(serde_json::json!({"retryAfterSeconds": 1}));
+        }
+        Some(err)
+    }
+}
+
+pub(crate) struct Shared {
+    pub(crate) storage: Arc<dyn Storage>,
+    pub(crate) resources: Vec<Arc<ResourceDef>>,
+    pub(crate) caches: HashMap<(String, String), Arc<WatchCache>>,
+    pub(crate) config: ServerConfig,
+    pub(crate) faults: Faults,
+    pub(crate) watch_end: Mutex<CancellationToken>,
+    pub(crate) shutdown: CancellationToken,
+    /// The OpenAPI documents, generated on first use.
+    pub(crate) openapi: OnceLock<OpenApi>,
+}
+
+impl Shared {
+    /// The resource served at group/version/plural.
+    pub(crate) fn find(
+        &self,
+        group: &str,
+        version: &str,
+        plural: &str,
+    ) -> Option<&Arc<ResourceDef>> {
+        self.resources
+            .iter()
+            .find(|r| r.api.group == group && r.api.version == version && r.api.plural == plural)
+    }
+
+    pub(crate) fn cache(&self, def: &ResourceDef) -> Option<&Arc<WatchCache>> {
+        self.caches
+            .get(&(def.api.group.clone(), def.api.plural.clone()))
+    }
+
+    pub(crate) fn watch_token(&self) -> CancellationToken {
+        self.watch_end.lock().clone()
+    }
+
+    pub(crate) fn openapi(&self) -> &OpenApi {
+        self.openapi
+            .get_or_init(|| OpenApi::generate(&self.resources, GIT_VERSION))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_parse_and_hold_their_addresses() {
+        let cidr: Ipv4Cidr = "10.96.0.0/12".parse().unwrap();
+        assert_eq!(cidr, Ipv4Cidr::default());
+        assert_eq!(cidr.size(), 1 << 20);
+        assert_eq!(cidr.nth(1), Some(Ipv4Addr::new(10, 96, 0, 1)));
+        assert_eq!(
+            cidr.offset_of(Ipv4Addr::new(10, 111, 255, 255)),
+            Some((1 << 20) - 1)
+        );
+        assert_eq!(cidr.offset_of(Ipv4Addr::new(10, 112, 0, 0)), None);
+        for bad in ["10.96.0.0", "10.96.0.0/31", "x/12", "10.96.0.0/x"] {
+            assert!(bad.parse::<Ipv4Cidr>().is_err(), "{bad}");
+        }
+    }
+}
