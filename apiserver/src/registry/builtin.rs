@@ -152,11 +152,16 @@ impl Strategy for ServiceStrategy {
         new.set_data(data);
     }
 
+    fn validate(&self, _def: &ResourceDef, obj: &Object) -> Vec<Cause> {
+        validation::service(&obj.data())
+    }
+
     fn validate_update(&self, _def: &ResourceDef, new: &Object, old: &Object) -> Vec<Cause> {
+        let mut causes = validation::service(&new.data());
         let ip = |o: &Object| o.field("spec.clusterIP").map(|ip| ip.into_owned());
         let (new_ip, old_ip) = (ip(new), ip(old));
         if old_ip.is_none() || new_ip == old_ip {
-            return Vec::new();
+            return causes;
         }
         let new_ips = new
             .data()
@@ -164,10 +169,11 @@ impl Strategy for ServiceStrategy {
             .and_then(|s| s.get("clusterIPs"))
             .cloned()
             .unwrap_or(Value::Null);
-        vec![(
+        causes.push((
             "spec.clusterIPs[0]".to_owned(),
             format!("Invalid value: {new_ips}: may not change once set"),
-        )]
+        ));
+        causes
     }
 }
 
