@@ -173,3 +173,23 @@ async fn an_apply_creating_a_service_answers_201_with_a_cluster_ip() {
     .await;
     assert_eq!(code, 200, "a second apply updates");
 }
+
+#[tokio::test]
+async fn a_job_selects_its_pods_by_its_uid() {
+    let s = start().await;
+    let c = client(&s);
+    let job = json!({"metadata": {"name": "j"}, "spec": {"template": {"spec": {
+        "restartPolicy": "Never", "containers": [{"name": "c", "image": "i"}]}}}});
+    let (code, j) = post(&c, "/apis/batch/v1/namespaces/default/jobs", &job).await;
+    assert_eq!(code, 201, "{j}");
+    let uid = j["metadata"]["uid"].as_str().unwrap();
+    assert_eq!(
+        j["spec"]["selector"],
+        json!({"matchLabels": {"batch.kubernetes.io/controller-uid": uid}})
+    );
+    let labels = &j["spec"]["template"]["metadata"]["labels"];
+    assert_eq!(labels["controller-uid"], uid);
+    assert_eq!(labels["batch.kubernetes.io/job-name"], "j");
+    assert_eq!(labels["job-name"], "j");
+    assert_eq!(j["spec"]["backoffLimit"], 6);
+}
