@@ -40,6 +40,7 @@
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod access;
 mod cache;
 mod cacher;
 mod continue_token;
@@ -58,6 +59,7 @@ mod protobuf;
 mod query;
 mod resource;
 mod resource_version;
+mod reviews;
 mod scale;
 mod server;
 mod storage;
@@ -68,6 +70,7 @@ mod token;
 mod validation;
 mod write;
 
+pub use access::AccessRule;
 pub use cache::{CacheConfig, WatchCache};
 pub use cacher::StorageListerWatcher;
 pub use error::ApiError;

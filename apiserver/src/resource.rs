@@ -200,9 +200,10 @@ pub(crate) fn builtin_field_paths(api_version: &str, kind: &str) -> Arc<[String]
 }
 
 /// The built-in resources: namespaces, pods, nodes, services, endpoints, configmaps, secrets,
-/// events, serviceaccounts, resourcequotas, deployments, replicasets, statefulsets, daemonsets,
-/// jobs, cronjobs, leases, ingresses, poddisruptionbudgets, priorityclasses, roles,
-/// rolebindings, clusterroles and clusterrolebindings.
+/// events, serviceaccounts, resourcequotas, persistentvolumes, persistentvolumeclaims,
+/// deployments, replicasets, statefulsets, daemonsets, horizontalpodautoscalers (autoscaling/v2),
+/// jobs, cronjobs, leases, endpointslices, networkpolicies, ingresses, poddisruptionbudgets,
+/// priorityclasses, storageclasses, roles, rolebindings, clusterroles and clusterrolebindings.
 pub fn builtin_resources() -> Vec<ResourceDef> {
     let b = ResourceDef::builtin;
     let mut pods = b("", "v1", "Pod", "pods", true)
@@ -232,6 +233,18 @@ pub fn builtin_resources() -> Vec<ResourceDef> {
         b("", "v1", "ResourceQuota", "resourcequotas", true)
             .short(&["quota"])
             .with_status(),
+        b("", "v1", "PersistentVolume", "persistentvolumes", false)
+            .short(&["pv"])
+            .with_status(),
+        b(
+            "",
+            "v1",
+            "PersistentVolumeClaim",
+            "persistentvolumeclaims",
+            true,
+        )
+        .short(&["pvc"])
+        .with_status(),
         b("apps", "v1", "Deployment", "deployments", true)
             .short(&["deploy"])
             .with_status()
@@ -255,6 +268,16 @@ pub fn builtin_resources() -> Vec<ResourceDef> {
             .with_status()
             .with_generation()
             .in_all(),
+        b(
+            "autoscaling",
+            "v2",
+            "HorizontalPodAutoscaler",
+            "horizontalpodautoscalers",
+            true,
+        )
+        .short(&["hpa"])
+        .with_status()
+        .in_all(),
         b("batch", "v1", "Job", "jobs", true)
             .with_status()
             .with_generation()
@@ -265,6 +288,22 @@ pub fn builtin_resources() -> Vec<ResourceDef> {
             .with_generation()
             .in_all(),
         b("coordination.k8s.io", "v1", "Lease", "leases", true),
+        b(
+            "discovery.k8s.io",
+            "v1",
+            "EndpointSlice",
+            "endpointslices",
+            true,
+        ),
+        b(
+            "networking.k8s.io",
+            "v1",
+            "NetworkPolicy",
+            "networkpolicies",
+            true,
+        )
+        .short(&["netpol"])
+        .with_generation(),
         b("networking.k8s.io", "v1", "Ingress", "ingresses", true)
             .short(&["ing"])
             .with_status()
@@ -287,6 +326,14 @@ pub fn builtin_resources() -> Vec<ResourceDef> {
             false,
         )
         .short(&["pc"]),
+        b(
+            "storage.k8s.io",
+            "v1",
+            "StorageClass",
+            "storageclasses",
+            false,
+        )
+        .short(&["sc"]),
         b(rbac, "v1", "Role", "roles", true),
         b(rbac, "v1", "RoleBinding", "rolebindings", true),
         b(rbac, "v1", "ClusterRole", "clusterroles", false),

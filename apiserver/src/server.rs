@@ -9,6 +9,7 @@ use kube_core::ApiResource;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
+use crate::access::{AccessRule, Policy};
 use crate::cache::{CacheConfig, WatchCache};
 use crate::cacher::StorageListerWatcher;
 use crate::error::ApiError;
@@ -87,6 +88,8 @@ pub(crate) struct Shared {
     pub(crate) faults: Faults,
     pub(crate) watch_end: Mutex<CancellationToken>,
     pub(crate) shutdown: CancellationToken,
+    /// What the authorization reviews answer.
+    pub(crate) policy: Policy,
     /// The OpenAPI documents, generated on first use.
     pub(crate) openapi: OnceLock<OpenApi>,
 }
@@ -144,6 +147,7 @@ pub struct ApiServerBuilder {
     config: ServerConfig,
     extra: Vec<ResourceDef>,
     storage: Option<Arc<dyn Storage>>,
+    policy: Policy,
 }
 
 impl ApiServerBuilder {
@@ -213,6 +217,14 @@ impl ApiServerBuilder {
         self
     }
 
+    /// Makes the authorization reviews (`kubectl auth can-i`, `SubjectAccessReview`) answer
+    /// from these rules instead of allowing everything. Requests themselves stay unrestricted.
+    #[must_use]
+    pub fn access_rules(mut self, rules: Vec<AccessRule>) -> Self {
+        self.policy = Policy(Some(rules));
+        self
+    }
+
     /// Starts the caches (needs a tokio runtime) and returns the server.
     pub fn build(self) -> ApiServer {
         let storage = self.storage.unwrap_or_else(|| {
@@ -250,6 +262,7 @@ impl ApiServerBuilder {
                 faults: Faults::default(),
                 watch_end: Mutex::new(CancellationToken::new()),
                 shutdown,
+                policy: self.policy,
                 openapi: OnceLock::new(),
             }),
         }

@@ -38,24 +38,28 @@ fn random_suffix() -> String {
         .collect()
 }
 
+/// A request body as JSON (see [`decode_body`]).
+pub(crate) fn body_value(ctx: &RequestCtx<'_>) -> Result<Value, ApiError> {
+    decode_body(ctx.headers, &ctx.body)
+}
+
 /// A request body as JSON: JSON, YAML or Kubernetes' protobuf encoding by Content-Type (absent:
 /// JSON); other media types are 415 as the API server answers.
-pub(crate) fn body_value(ctx: &RequestCtx<'_>) -> Result<Value, ApiError> {
-    let content_type = ctx
-        .headers
+pub(crate) fn decode_body(headers: &http::HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
+    let content_type = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
     let media_type = content_type.split(';').next().unwrap_or("").trim();
     match media_type {
-        crate::protobuf::MEDIA_TYPE => crate::protobuf::decode(&ctx.body),
+        crate::protobuf::MEDIA_TYPE => crate::protobuf::decode(body),
         "application/yaml" | "application/x-yaml" | "text/yaml" => {
-            let text = std::str::from_utf8(&ctx.body)
+            let text = std::str::from_utf8(body)
                 .map_err(|_| ApiError::bad_request("the body is not UTF-8"))?;
             serde_saphyr::from_str(text)
                 .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))
         }
-        "" | "*/*" | "application/json" => serde_json::from_slice(&ctx.body).map_err(|e| {
+        "" | "*/*" | "application/json" => serde_json::from_slice(body).map_err(|e| {
             ApiError::bad_request(format!("couldn't get version/kind; json parse error: {e}"))
         }),
         _ => Err(ApiError::new(

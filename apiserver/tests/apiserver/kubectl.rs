@@ -5,7 +5,7 @@ use std::process::{Command, Stdio};
 
 use crate::binary::{Binary, start_binary, temp_dir};
 
-fn kubectl_path() -> Option<std::path::PathBuf> {
+pub(crate) fn kubectl_path() -> Option<std::path::PathBuf> {
     let path = std::env::var_os("KUBECTL")
         .map(Into::into)
         .unwrap_or_else(|| "kubectl".into());
@@ -19,7 +19,11 @@ fn kubectl_path() -> Option<std::path::PathBuf> {
 }
 
 /// Runs kubectl; returns its exit code and standard output.
-fn kubectl_status(kubectl: &std::path::Path, server: &Binary, args: &[&str]) -> (i32, String) {
+pub(crate) fn kubectl_status(
+    kubectl: &std::path::Path,
+    server: &Binary,
+    args: &[&str],
+) -> (i32, String) {
     let out = Command::new(kubectl)
         .env("KUBECONFIG", &server.kubeconfig)
         .args(args)
@@ -34,7 +38,7 @@ fn kubectl_status(kubectl: &std::path::Path, server: &Binary, args: &[&str]) -> 
     (code, String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-fn kubectl(kubectl: &std::path::Path, server: &Binary, args: &[&str]) -> String {
+pub(crate) fn kubectl(kubectl: &std::path::Path, server: &Binary, args: &[&str]) -> String {
     let out = Command::new(kubectl)
         .env("KUBECONFIG", &server.kubeconfig)
         .args(args)
@@ -49,7 +53,7 @@ fn kubectl(kubectl: &std::path::Path, server: &Binary, args: &[&str]) -> String 
 }
 
 /// kubectl and a started binary in a temporary folder (None, with a message, without kubectl).
-fn session(name: &str) -> Option<(std::path::PathBuf, Binary, std::path::PathBuf)> {
+pub(crate) fn session(name: &str) -> Option<(std::path::PathBuf, Binary, std::path::PathBuf)> {
     let Some(kc) = kubectl_path() else {
         eprintln!("SKIPPED: kubectl is not installed (set KUBECTL to its path to run this test)");
         return None;

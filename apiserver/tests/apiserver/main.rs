@@ -1,5 +1,6 @@
 //! Integration tests of kcache-apiserver over real HTTP.
 
+mod api_groups;
 mod binary;
 mod clients;
 mod faults;
