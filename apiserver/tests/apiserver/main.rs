@@ -5,6 +5,7 @@ mod binary;
 mod clients;
 mod faults;
 mod hostile;
+mod javascript;
 mod kubectl;
 mod lists;
 mod noop_writes;
