@@ -46,6 +46,7 @@ mod cacher;
 mod continue_token;
 mod encode;
 mod error;
+mod fields;
 mod filter;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
@@ -57,18 +58,17 @@ mod openapi;
 mod patch;
 mod protobuf;
 mod query;
+mod registry;
 mod resource;
 mod resource_version;
 mod reviews;
-mod scale;
 mod server;
+mod shared;
 mod storage;
 #[cfg(feature = "etcd")]
 mod test_etcd;
 mod testing;
-mod token;
 mod validation;
-mod write;
 
 pub use access::AccessRule;
 pub use cache::{CacheConfig, WatchCache};
@@ -76,7 +76,8 @@ pub use cacher::StorageListerWatcher;
 pub use error::ApiError;
 pub use object::{Object, ObjectError};
 pub use resource::{ResourceDef, builtin_resources};
-pub use server::{ApiServer, ApiServerBuilder, ServerConfig};
+pub use server::{ApiServer, ApiServerBuilder};
+pub use shared::ServerConfig;
 pub use storage::{
     DEFAULT_HISTORY, EventType, ListRequest, ListResult, MemoryStorage, Preconditions, Storage,
     StorageError, StorageEvent, StorageFuture, StorageWatch, UpdateFn, WatchItem, is_unchanged,

@@ -12,6 +12,8 @@ use kube_core::{ApiResource, DynamicResourceScope, Resource};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use crate::fields::{Selected, builtin_field_paths, intern, lookup};
+
 /// A Kubernetes object of any kind, held as its JSON encoding.
 ///
 /// At rest an object is its encoding ([`Object::raw`], shared as [`Bytes`] by every list and
@@ -47,14 +49,6 @@ pub struct Object {
     body: Bytes,
     selected: Selected,
     raw: OnceLock<Bytes>,
-}
-
-/// Field values extracted once: `values[i]` is the value at `paths[i]` (None: absent or not a
-/// scalar).
-#[derive(Clone, Default)]
-struct Selected {
-    paths: Arc<[String]>,
-    values: Box<[Option<Box<str>>]>,
 }
 
 impl fmt::Debug for Object {
@@ -101,7 +95,7 @@ impl Object {
             },
             ..Self::default()
         };
-        let paths = crate::resource::builtin_field_paths(&obj.api_version, &obj.kind);
+        let paths = builtin_field_paths(&obj.api_version, &obj.kind);
         obj.selected = Selected::extract(paths, &Map::new());
         obj.compact();
         obj
@@ -144,7 +138,7 @@ impl Object {
                 (meta, managed)
             }
         };
-        let paths = crate::resource::builtin_field_paths(&api_version, &kind);
+        let paths = builtin_field_paths(&api_version, &kind);
         let mut obj = Self {
             selected: Selected::extract(paths, &map),
             body: Bytes::from(encode_members(&map)),
@@ -375,54 +369,6 @@ struct Encoded {
     bytes: Vec<u8>,
     managed_fields: Range<usize>,
     body: Range<usize>,
-}
-
-impl Selected {
-    fn extract(paths: Arc<[String]>, data: &Map<String, Value>) -> Self {
-        let values = paths
-            .iter()
-            .map(|p| lookup(data, p).map(Into::into))
-            .collect();
-        Self { paths, values }
-    }
-}
-
-/// The scalar at a dotted path of the top-level fields, as text.
-fn lookup(data: &Map<String, Value>, path: &str) -> Option<String> {
-    let mut parts = path.split('.');
-    let mut cur = data.get(parts.next()?)?;
-    for part in parts {
-        cur = cur.get(part)?;
-    }
-    match cur {
-        Value::String(s) => Some(s.clone()),
-        Value::Bool(b) => Some(b.to_string()),
-        Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    }
-}
-
-/// One shared copy of each list of field paths (there is one per resource).
-fn intern<S: AsRef<str>>(paths: &[S]) -> Arc<[String]> {
-    static INTERNED: parking_lot::Mutex<Vec<Arc<[String]>>> = parking_lot::Mutex::new(Vec::new());
-    const MAX_INTERNED: usize = 256;
-    let same = |known: &Arc<[String]>| {
-        known.len() == paths.len() && known.iter().zip(paths).all(|(a, b)| a == b.as_ref())
-    };
-    let mut interned = INTERNED.lock();
-    if let Some(known) = interned.iter().find(|k| same(k)) {
-        return Arc::clone(known);
-    }
-    let new: Arc<[String]> = paths.iter().map(|p| p.as_ref().to_owned()).collect();
-    if interned.len() < MAX_INTERNED {
-        interned.push(Arc::clone(&new));
-    }
-    new
-}
-
-/// The shared list of `paths`.
-pub(crate) fn field_paths(paths: &[&str]) -> Arc<[String]> {
-    intern(paths)
 }
 
 /// `"k":v,"k2":v2` (no braces).

@@ -1,7 +1,5 @@
 //! [`ResourceDef`]: the resources the server serves, built-in and custom.
 
-use std::sync::Arc;
-
 use kube_core::ApiResource;
 
 /// One served resource: its [`ApiResource`], scope, names for discovery and the field selectors it
@@ -144,59 +142,6 @@ impl ResourceDef {
             format!("{}.{}", self.api.plural, self.api.group)
         }
     }
-}
-
-/// The field selectors of the built-in resources (besides `metadata.name` and
-/// `metadata.namespace`), by `apiVersion` and `kind`.
-const BUILTIN_FIELDS: &[(&str, &str, &[&str])] = &[
-    ("v1", "Namespace", &["status.phase"]),
-    (
-        "v1",
-        "Pod",
-        &[
-            "spec.nodeName",
-            "spec.restartPolicy",
-            "spec.schedulerName",
-            "spec.serviceAccountName",
-            "spec.hostNetwork",
-            "status.phase",
-            "status.podIP",
-            "status.nominatedNodeName",
-        ],
-    ),
-    ("v1", "Node", &["spec.unschedulable"]),
-    ("v1", "Secret", &["type"]),
-    (
-        "v1",
-        "Event",
-        &[
-            "involvedObject.kind",
-            "involvedObject.namespace",
-            "involvedObject.name",
-            "involvedObject.uid",
-            "involvedObject.apiVersion",
-            "involvedObject.resourceVersion",
-            "involvedObject.fieldPath",
-            "reason",
-            "reportingComponent",
-            "source",
-            "type",
-        ],
-    ),
-    ("batch/v1", "Job", &["status.successful"]),
-];
-
-fn builtin_fields(api_version: &str, kind: &str) -> &'static [&'static str] {
-    BUILTIN_FIELDS
-        .iter()
-        .find(|(v, k, _)| *v == api_version && *k == kind)
-        .map_or(&[], |(_, _, fields)| fields)
-}
-
-/// The shared list of the field selector paths of the built-in resource of `api_version` and
-/// `kind` (empty for others): what [`Object`](crate::Object)s extract when they are built.
-pub(crate) fn builtin_field_paths(api_version: &str, kind: &str) -> Arc<[String]> {
-    crate::object::field_paths(builtin_fields(api_version, kind))
 }
 
 /// The built-in resources: namespaces, pods, nodes, services, endpoints, configmaps, secrets,
@@ -346,7 +291,7 @@ pub fn builtin_resources() -> Vec<ResourceDef> {
         ),
     ];
     for def in &mut defs {
-        def.fields = builtin_fields(&def.api.api_version, &def.api.kind)
+        def.fields = crate::fields::builtin_fields(&def.api.api_version, &def.api.kind)
             .iter()
             .map(|f| (*f).to_owned())
             .collect();

@@ -2,17 +2,11 @@
 //! never stored, answered from the request's user, the access policy ([`Policy`]) and the
 //! tokens this server issues.
 
-use std::sync::Arc;
-
-use axum::response::Response;
-use bytes::Bytes;
-use http::HeaderMap;
 use serde_json::{Value, json};
 
 use crate::access::{Attributes, User};
 use crate::error::ApiError;
-use crate::http::json_response;
-use crate::server::Shared;
+use crate::shared::Shared;
 
 /// One review resource.
 #[derive(Debug)]
@@ -105,33 +99,30 @@ fn str_of<'a>(v: &'a Value, field: &str) -> &'a str {
     v.get(field).and_then(Value::as_str).unwrap_or("")
 }
 
-/// POST of a review: answers it with a `status`, as the API server does (201 Created).
-pub(crate) async fn create(
-    shared: &Arc<Shared>,
+/// The answer to a review `obj` (POSTed by `user`): `obj` with its `status`, as the API
+/// server answers (201 Created).
+pub(crate) async fn answer(
+    shared: &Shared,
     review: &Review,
     namespace: Option<&str>,
-    headers: &HeaderMap,
-    body: &[u8],
-) -> Result<Response, ApiError> {
-    let mut obj = crate::write::decode_body(headers, body)?;
+    user: &User,
+    mut obj: Value,
+) -> Result<Value, ApiError> {
     if !obj.is_object() {
         return Err(ApiError::bad_request("the body is not an object"));
     }
-    let user = crate::token::user_of(shared, headers)
-        .await
-        .unwrap_or_else(User::admin);
     let spec = obj.get("spec").cloned().unwrap_or_else(|| json!({}));
     let status = match review.kind {
         "SelfSubjectReview" => json!({"userInfo": user.to_json()}),
         "TokenReview" => token_review(shared, &spec).await,
         "SelfSubjectRulesReview" => {
             let (resource_rules, non_resource_rules) =
-                shared.policy.rules_of(&user, str_of(&spec, "namespace"));
+                shared.policy.rules_of(user, str_of(&spec, "namespace"));
             json!({"resourceRules": resource_rules, "nonResourceRules": non_resource_rules, "incomplete": false})
         }
         _ => {
             let subject = if review.kind == "SelfSubjectAccessReview" {
-                user
+                user.clone()
             } else {
                 User {
                     name: str_of(&spec, "user").to_owned(),
@@ -161,7 +152,7 @@ pub(crate) async fn create(
     }
     obj["metadata"]["creationTimestamp"] = Value::Null;
     obj["status"] = status;
-    Ok(json_response(201, Bytes::from(obj.to_string())))
+    Ok(obj)
 }
 
 /// The status of a `TokenReview` of `spec.token`.
@@ -170,7 +161,7 @@ async fn token_review(shared: &Shared, spec: &Value) -> Value {
         .as_array()
         .map(|a| a.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
-    match crate::token::verify(shared, str_of(spec, "token")).await {
+    match crate::access::verify(shared, str_of(spec, "token")).await {
         Ok(claims) => {
             let audiences: Vec<&str> = if wanted.is_empty() {
                 claims.audiences.iter().map(String::as_str).collect()

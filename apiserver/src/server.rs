@@ -10,117 +10,14 @@ use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use crate::access::{AccessRule, Policy};
-use crate::cache::{CacheConfig, WatchCache};
+use crate::cache::WatchCache;
 use crate::cacher::StorageListerWatcher;
 use crate::error::ApiError;
 use crate::object::Object;
-use crate::openapi::OpenApi;
 use crate::resource::{ResourceDef, builtin_resources};
-use crate::storage::{DEFAULT_HISTORY, MemoryStorage, Storage};
+use crate::shared::{Faults, ServerConfig, Shared};
+use crate::storage::{MemoryStorage, Storage};
 use kcache_reflector::{Reflector, ReflectorConfig};
-
-/// Server-wide settings.
-#[derive(Debug, Clone)]
-pub struct ServerConfig {
-    /// Watch cache and dispatcher settings (shared by every resource).
-    pub cache: CacheConfig,
-    /// The default watch timeout is this × (1 + random) (Kubernetes: 1800 s).
-    pub min_request_timeout: Duration,
-    /// Request bodies larger than this are 413 (Kubernetes: 3 MiB).
-    pub max_body_bytes: usize,
-    /// When set, every request needs `Authorization: Bearer <token>`.
-    pub token: Option<String>,
-    /// How many writes the in-memory storage keeps before compacting.
-    pub history: usize,
-}
-
-impl Default for ServerConfig {
-    fn default() -> Self {
-        Self {
-            cache: CacheConfig::default(),
-            min_request_timeout: Duration::from_secs(1800),
-            max_body_bytes: 3 * 1024 * 1024,
-            token: None,
-            history: DEFAULT_HISTORY,
-        }
-    }
-}
-
-/// Faults injected into the responses (for tests of clients).
-#[derive(Debug, Default)]
-pub(crate) struct Faults {
-    pub(crate) fail_next: Mutex<Option<(u32, u16)>>,
-    pub(crate) delay: Mutex<Duration>,
-}
-
-impl Faults {
-    /// The error the next request must fail with, if any (consumes one).
-    pub(crate) fn take_failure(&self) -> Option<ApiError> {
-        let mut f = self.fail_next.lock();
-        let (n, code) = (*f)?;
-        *f = if n > 1 { Some((n - 1, code)) } else { None };
-        let reason = match code {
-            400 => "BadRequest",
-            401 => "Unauthorized",
-            403 => "Forbidden",
-            404 => "NotFound",
-            409 => "Conflict",
-            410 => "Expired",
-            429 => "TooManyRequests",
-            500 => "InternalError",
-            503 => "ServiceUnavailable",
-            504 => "Timeout",
-            _ => "InternalError",
-        };
-        let mut err = ApiError::new(code, reason, format!("injected failure ({code})"));
-        if code == 429 || code == 503 {
-            err = err.with_details(serde_json::json!({"retryAfterSeconds": 1}));
-        }
-        Some(err)
-    }
-}
-
-pub(crate) struct Shared {
-    pub(crate) storage: Arc<dyn Storage>,
-    pub(crate) resources: Vec<Arc<ResourceDef>>,
-    pub(crate) caches: HashMap<(String, String), Arc<WatchCache>>,
-    pub(crate) config: ServerConfig,
-    pub(crate) faults: Faults,
-    pub(crate) watch_end: Mutex<CancellationToken>,
-    pub(crate) shutdown: CancellationToken,
-    /// What the authorization reviews answer.
-    pub(crate) policy: Policy,
-    /// The OpenAPI documents, generated on first use.
-    pub(crate) openapi: OnceLock<OpenApi>,
-}
-
-impl Shared {
-    /// The resource served at group/version/plural.
-    pub(crate) fn find(
-        &self,
-        group: &str,
-        version: &str,
-        plural: &str,
-    ) -> Option<&Arc<ResourceDef>> {
-        self.resources
-            .iter()
-            .find(|r| r.api.group == group && r.api.version == version && r.api.plural == plural)
-    }
-
-    pub(crate) fn cache(&self, def: &ResourceDef) -> Option<&Arc<WatchCache>> {
-        self.caches
-            .get(&(def.api.group.clone(), def.api.plural.clone()))
-    }
-
-    pub(crate) fn watch_token(&self) -> CancellationToken {
-        self.watch_end.lock().clone()
-    }
-
-    pub(crate) fn openapi(&self) -> &OpenApi {
-        self.openapi
-            .get_or_init(|| OpenApi::generate(&self.resources, crate::http::GIT_VERSION))
-    }
-}
 
 /// A Kubernetes-compatible list/watch API server: storage with a global revision, one watch
 /// cache per resource kept by a reflector, and the HTTP API ([`ApiServer::router`]).
@@ -325,7 +222,7 @@ impl ApiServer {
                     obj.kind()
                 ))
             })?;
-        crate::write::create_object(&self.shared, &def, obj).await
+        crate::registry::create_object(&self.shared, &def, obj).await
     }
 
     /// The storage's current revision.

@@ -16,7 +16,7 @@ use crate::error::ApiError;
 use crate::object::Object;
 use crate::query::Query;
 use crate::resource::ResourceDef;
-use crate::server::Shared;
+use crate::shared::Shared;
 
 /// Everything a handler needs about one request.
 pub(crate) struct RequestCtx<'a> {

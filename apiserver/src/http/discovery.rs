@@ -9,10 +9,7 @@ use serde_json::{Value, json};
 use super::response::json_response;
 use super::route::Route;
 use crate::error::ApiError;
-use crate::server::Shared;
-
-/// The Kubernetes version the server reports (`/version`, the OpenAPI documents).
-pub(crate) const GIT_VERSION: &str = "v1.34.0-kcache";
+use crate::shared::{GIT_VERSION, Shared};
 
 pub(super) fn discovery(
     shared: &Shared,

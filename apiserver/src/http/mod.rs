@@ -1,11 +1,14 @@
-//! The HTTP API: routing, reads (get, list, watch), discovery, and the entry of writes.
+//! The HTTP API: routing, reads (get, list, watch), discovery, and the entry of writes. It
+//! parses requests and encodes answers; it decides nothing about objects.
 //!
 //! - route.rs: what a path addresses;
 //! - context.rs: [`RequestCtx`], what a handler knows of its request;
 //! - response.rs: JSON, `Status` and streamed responses;
 //! - options.rs: the query options of reads and their validation;
 //! - get.rs, list.rs, watch.rs: the reads;
-//! - discovery.rs: version, groups, resource lists and OpenAPI documents.
+//! - discovery.rs: version, groups, resource lists and OpenAPI documents;
+//! - body.rs and write.rs: the writes' bodies and handlers, which call the write path
+//!   (module `registry`), where every decision about an object is made.
 
 use std::sync::Arc;
 
@@ -18,8 +21,9 @@ use http::{HeaderMap, Method, header};
 use crate::encode::Format;
 use crate::error::ApiError;
 use crate::query::Query;
-use crate::server::Shared;
+use crate::shared::Shared;
 
+mod body;
 mod context;
 mod discovery;
 mod get;
@@ -28,10 +32,11 @@ mod options;
 mod response;
 mod route;
 mod watch;
+mod write;
 
 pub(crate) use context::RequestCtx;
-pub(crate) use discovery::GIT_VERSION;
-pub(crate) use response::{error_response, json_response};
+pub(crate) use response::error_response;
+use response::json_response;
 
 use route::{Route, route};
 
@@ -45,7 +50,7 @@ async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
         tokio::time::sleep(delay).await;
     }
     if shared.config.token.is_some()
-        && crate::token::user_of(&shared, req.headers())
+        && crate::access::user_of(&shared, req.headers())
             .await
             .is_none()
     {
@@ -90,7 +95,12 @@ async fn handle_inner(shared: &Arc<Shared>, req: Request) -> Result<Response, Ap
             return Err(ApiError::no_route());
         }
         let body = read_body(&parts.headers, body, shared.config.max_body_bytes).await?;
-        return crate::reviews::create(shared, review, rp.namespace, &parts.headers, &body).await;
+        let object = body::decode(&parts.headers, &body)?;
+        let user = crate::access::user_of(shared, &parts.headers)
+            .await
+            .unwrap_or_else(crate::access::User::admin);
+        let answer = crate::reviews::answer(shared, review, rp.namespace, &user, object).await?;
+        return Ok(json_response(201, Bytes::from(answer.to_string())));
     }
     let def = Arc::clone(
         shared
@@ -132,25 +142,25 @@ async fn handle_inner(shared: &Arc<Shared>, req: Request) -> Result<Response, Ap
         (&Method::POST, Some(name), Some("token"))
             if def.api.group.is_empty() && def.api.kind == "ServiceAccount" =>
         {
-            crate::token::create(&ctx, name).await
+            write::create_token(&ctx, name).await
         }
         (method, Some(name), Some("scale")) if def.scale_subresource => match *method {
-            Method::GET => crate::scale::get(&ctx, name).await,
-            Method::PUT => crate::scale::write(&ctx, name, false).await,
-            Method::PATCH => crate::scale::write(&ctx, name, true).await,
+            Method::GET => write::get_scale(&ctx, name).await,
+            Method::PUT => write::write_scale(&ctx, name, false).await,
+            Method::PATCH => write::write_scale(&ctx, name, true).await,
             _ => Err(ApiError::method_not_allowed()),
         },
         (&Method::POST, None, None) if def.namespaced == rp.namespace.is_some() => {
-            crate::write::create(&ctx).await
+            write::create(&ctx).await
         }
         (&Method::PUT, Some(name), sub @ (None | Some("status"))) => {
-            crate::write::update(&ctx, name, sub.is_some()).await
+            write::update(&ctx, name, sub.is_some()).await
         }
         (&Method::PATCH, Some(name), sub @ (None | Some("status"))) => {
-            crate::write::patch(&ctx, name, sub.is_some()).await
+            write::patch(&ctx, name, sub.is_some()).await
         }
-        (&Method::DELETE, Some(name), None) => crate::write::delete(&ctx, name).await,
-        (&Method::DELETE, None, None) => crate::write::delete_collection(&ctx).await,
+        (&Method::DELETE, Some(name), None) => write::delete(&ctx, name).await,
+        (&Method::DELETE, None, None) => write::delete_collection(&ctx).await,
         (_, _, Some(_)) => Err(ApiError::no_route()),
         _ => Err(ApiError::method_not_allowed()),
     }

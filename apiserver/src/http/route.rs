@@ -1,6 +1,6 @@
 //! Routing: what a request path addresses.
 
-use crate::server::Shared;
+use crate::shared::Shared;
 
 /// What a path addresses.
 #[derive(Debug)]

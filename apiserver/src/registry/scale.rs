@@ -3,16 +3,15 @@
 
 use std::sync::Arc;
 
-use axum::response::Response;
 use kube_core::Resource;
 use serde_json::{Value, json};
 
+use super::update::{PatchRequest, guaranteed_update};
+use super::{Target, conflict_stale, not_found};
 use crate::error::ApiError;
-use crate::http::{RequestCtx, json_response};
 use crate::object::Object;
 use crate::patch::apply_patch;
 use crate::storage::UpdateFn;
-use crate::write::{guaranteed_update, read_patch};
 
 /// `spec.selector.matchLabels` as a label selector string (`app=web,tier=front`).
 fn selector(spec: &Value) -> String {
@@ -46,10 +45,6 @@ fn scale_of(obj: &Object) -> Value {
             "selector": selector(&spec),
         },
     })
-}
-
-fn not_found(ctx: &RequestCtx<'_>, name: &str) -> ApiError {
-    ApiError::not_found(&ctx.def.api.group, &ctx.def.api.plural, name)
 }
 
 /// `spec.replicas` of a written `Scale`: a non-negative integer (else 422 as Kubernetes).
@@ -86,56 +81,52 @@ fn with_replicas(cur: &Object, replicas: i64) -> Object {
     next
 }
 
-/// GET of `.../{name}/scale`.
-pub(crate) async fn get(ctx: &RequestCtx<'_>, name: &str) -> Result<Response, ApiError> {
-    let obj = ctx
+/// The `Scale` of an object (GET of `.../{name}/scale`).
+pub(crate) async fn get_scale(target: &Target<'_>, name: &str) -> Result<Value, ApiError> {
+    let obj = target
         .shared
         .storage
-        .get(ctx.key(name))
+        .get(target.key(name))
         .await
-        .map_err(|e| crate::cacher::storage_status(ctx.def, name, e))?
-        .ok_or_else(|| not_found(ctx, name))?;
-    Ok(json_response(200, scale_of(&obj).to_string().into()))
+        .map_err(|e| target.status(name, e))?
+        .ok_or_else(|| target.not_found(name))?;
+    Ok(scale_of(&obj))
 }
 
-/// PUT (`patch == false`) or PATCH of `.../{name}/scale`.
-pub(crate) async fn write(
-    ctx: &RequestCtx<'_>,
+/// A write of a `Scale`: a PUT's body or a PATCH.
+pub(crate) enum ScaleWrite {
+    /// PUT: the new `Scale`.
+    Put(Value),
+    /// PATCH of the current `Scale`.
+    Patch(PatchRequest),
+}
+
+/// PUT or PATCH of `.../{name}/scale`: answers the new `Scale`.
+pub(crate) async fn write_scale(
+    target: &Target<'_>,
     name: &str,
-    patch: bool,
-) -> Result<Response, ApiError> {
-    let change = if patch { Some(read_patch(ctx)?) } else { None };
-    let body: Value = match change {
-        Some(_) => Value::Null,
-        None => serde_json::from_slice(&ctx.body)
-            .map_err(|e| ApiError::bad_request(format!("error decoding Scale: {e}")))?,
-    };
+    write: ScaleWrite,
+) -> Result<Value, ApiError> {
     let owned_name = name.to_owned();
-    let def = Arc::clone(ctx.def);
+    let def = Arc::clone(target.def);
     let f: UpdateFn = Box::new(move |cur| {
-        let cur =
-            cur.ok_or_else(|| ApiError::not_found(&def.api.group, &def.api.plural, &owned_name))?;
-        let scale = match &change {
-            Some((kind, p)) => {
+        let cur = cur.ok_or_else(|| not_found(&def, &owned_name))?;
+        let scale = match &write {
+            ScaleWrite::Patch(request) => {
                 let mut scale = scale_of(cur);
-                apply_patch(*kind, &mut scale, p)?;
+                apply_patch(request.kind, &mut scale, &request.patch)?;
                 scale
             }
-            None => {
+            ScaleWrite::Put(body) => {
                 let expected = body["metadata"]["resourceVersion"].as_str().unwrap_or("");
                 if !expected.is_empty() && expected != cur.resource_version_u64().to_string() {
-                    return Err(ApiError::conflict(
-                        &def.api.group,
-                        &def.api.plural,
-                        &owned_name,
-                        "the object has been modified; please apply your changes to the latest version and try again",
-                    ));
+                    return Err(conflict_stale(&def, &owned_name));
                 }
                 body.clone()
             }
         };
         Ok(with_replicas(cur, replicas_of(&owned_name, &scale)?))
     });
-    let obj = guaranteed_update(ctx, name, f).await?;
-    Ok(json_response(200, scale_of(&obj).to_string().into()))
+    let obj = guaranteed_update(target, name, f).await?;
+    Ok(scale_of(&obj))
 }

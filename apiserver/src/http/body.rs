@@ -1,0 +1,95 @@
+//! Request bodies: objects in JSON, YAML or Kubernetes' protobuf encoding, patches, and
+//! `DeleteOptions`.
+
+use http::header;
+use serde_json::Value;
+
+use super::context::RequestCtx;
+use crate::error::ApiError;
+use crate::patch::PatchKind;
+use crate::registry::{DeleteRequest, PatchRequest};
+use crate::resource_version;
+use crate::storage::Preconditions;
+use crate::validation;
+
+fn content_type<'a>(ctx: &'a RequestCtx<'_>) -> &'a str {
+    ctx.headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+}
+
+fn yaml(body: &[u8]) -> Result<Value, ApiError> {
+    let text =
+        std::str::from_utf8(body).map_err(|_| ApiError::bad_request("the body is not UTF-8"))?;
+    serde_saphyr::from_str(text)
+        .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))
+}
+
+/// A request body as JSON: JSON, YAML or Kubernetes' protobuf encoding by Content-Type (absent:
+/// JSON); other media types are 415 as the API server answers.
+pub(super) fn body_value(ctx: &RequestCtx<'_>) -> Result<Value, ApiError> {
+    decode(ctx.headers, &ctx.body)
+}
+
+/// A body as JSON by the Content-Type of `headers` (see [`body_value`]).
+pub(super) fn decode(headers: &http::HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let media_type = content_type.split(';').next().unwrap_or("").trim();
+    match media_type {
+        crate::protobuf::MEDIA_TYPE => crate::protobuf::decode(body),
+        "application/yaml" | "application/x-yaml" | "text/yaml" => yaml(body),
+        "" | "*/*" | "application/json" => serde_json::from_slice(body).map_err(|e| {
+            ApiError::bad_request(format!("couldn't get version/kind; json parse error: {e}"))
+        }),
+        _ => Err(ApiError::new(
+            415,
+            "UnsupportedMediaType",
+            format!(
+                "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, {}",
+                crate::protobuf::MEDIA_TYPE
+            ),
+        )),
+    }
+}
+
+/// The patch type (from Content-Type) and the patch of a PATCH request.
+pub(super) fn read_patch(ctx: &RequestCtx<'_>) -> Result<PatchRequest, ApiError> {
+    let content_type = content_type(ctx);
+    let kind = PatchKind::from_content_type(content_type).ok_or_else(|| {
+        ApiError::new(415, "UnsupportedMediaType", format!("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json (got {content_type:?})"))
+    })?;
+    let patch = if kind == PatchKind::Apply {
+        yaml(&ctx.body)?
+    } else {
+        serde_json::from_slice(&ctx.body)
+            .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?
+    };
+    Ok(PatchRequest { kind, patch })
+}
+
+/// The `DeleteOptions` of a DELETE (body and query, validated).
+pub(super) fn delete_request(ctx: &RequestCtx<'_>) -> Result<DeleteRequest, ApiError> {
+    validation::delete_options(ctx.query.get("propagationPolicy"))?;
+    if ctx.body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(DeleteRequest::default());
+    }
+    let v = body_value(ctx)?;
+    validation::delete_options(v.get("propagationPolicy").and_then(Value::as_str))?;
+    let pre = &v["preconditions"];
+    let resource_version = match pre.get("resourceVersion").and_then(Value::as_str) {
+        Some(rv) => Some(resource_version::parse(rv).map_err(|_| {
+            ApiError::bad_request(format!("invalid precondition resourceVersion {rv:?}"))
+        })?),
+        None => None,
+    };
+    Ok(DeleteRequest {
+        preconditions: Preconditions {
+            resource_version,
+            uid: pre.get("uid").and_then(Value::as_str).map(str::to_owned),
+        },
+    })
+}

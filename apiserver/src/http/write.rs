@@ -1,0 +1,136 @@
+//! The entry of writes: each handler parses its request, calls the write path
+//! (module `registry`) and encodes the answer.
+
+use axum::response::Response;
+use http::header;
+
+use super::body::{body_value, delete_request, read_patch};
+use super::context::RequestCtx;
+use super::response::json_response;
+use crate::encode::{ListMeta, list_body};
+use crate::error::ApiError;
+use crate::filter::Filter;
+use crate::registry::{self, FieldManager, ScaleWrite, Subresource, Target, Written};
+
+fn target<'a>(ctx: &'a RequestCtx<'_>) -> Target<'a> {
+    Target {
+        shared: ctx.shared,
+        def: ctx.def,
+        namespace: ctx.path.namespace,
+        dry_run: ctx.dry_run(),
+    }
+}
+
+fn field_manager(ctx: &RequestCtx<'_>) -> FieldManager {
+    FieldManager {
+        name: ctx.query.get("fieldManager").map(str::to_owned),
+        force: ctx.query.flag("force"),
+    }
+}
+
+fn subresource(status: bool) -> Subresource {
+    if status {
+        Subresource::Status
+    } else {
+        Subresource::Main
+    }
+}
+
+/// The response of a write: the object, and a `Warning` header for each warning.
+fn written_response(ctx: &RequestCtx<'_>, code: u16, written: &Written) -> Response {
+    let mut resp = ctx.object_response(code, &written.object);
+    for warning in &written.warnings {
+        let text = format!("299 - {}", serde_json::Value::from(warning.as_str()));
+        if let Ok(value) = http::HeaderValue::from_str(&text) {
+            resp.headers_mut().append(header::WARNING, value);
+        }
+    }
+    resp
+}
+
+/// POST to a collection.
+pub(super) async fn create(ctx: &RequestCtx<'_>) -> Result<Response, ApiError> {
+    let written = registry::create(&target(ctx), body_value(ctx)?, &field_manager(ctx)).await?;
+    Ok(written_response(ctx, 201, &written))
+}
+
+/// PUT to an object or its status.
+pub(super) async fn update(
+    ctx: &RequestCtx<'_>,
+    name: &str,
+    status: bool,
+) -> Result<Response, ApiError> {
+    let body = body_value(ctx)?;
+    let sub = subresource(status);
+    let written = registry::update(&target(ctx), name, body, sub, &field_manager(ctx)).await?;
+    Ok(written_response(ctx, 200, &written))
+}
+
+/// PATCH of an object or its status.
+pub(super) async fn patch(
+    ctx: &RequestCtx<'_>,
+    name: &str,
+    status: bool,
+) -> Result<Response, ApiError> {
+    let request = read_patch(ctx)?;
+    let sub = subresource(status);
+    let written = registry::patch(&target(ctx), name, request, sub, &field_manager(ctx)).await?;
+    Ok(written_response(ctx, 200, &written))
+}
+
+/// DELETE of an object.
+pub(super) async fn delete(ctx: &RequestCtx<'_>, name: &str) -> Result<Response, ApiError> {
+    let request = delete_request(ctx)?;
+    let obj = registry::delete(&target(ctx), name, request).await?;
+    Ok(ctx.object_response(200, &obj))
+}
+
+/// DELETE of a collection: answers the list of deleted objects.
+pub(super) async fn delete_collection(ctx: &RequestCtx<'_>) -> Result<Response, ApiError> {
+    let filter = Filter::from_query(ctx.def, ctx.path.namespace, ctx.query)?;
+    let (deleted, resource_version) =
+        registry::delete_collection(&target(ctx), Some(&filter)).await?;
+    let meta = ListMeta {
+        resource_version,
+        ..ListMeta::default()
+    };
+    let mut resp = Response::new(axum::body::Body::from_stream(list_body(
+        ctx.def, &meta, deleted,
+    )));
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    Ok(resp)
+}
+
+/// GET of `.../{name}/scale`.
+pub(super) async fn get_scale(ctx: &RequestCtx<'_>, name: &str) -> Result<Response, ApiError> {
+    let scale = registry::get_scale(&target(ctx), name).await?;
+    Ok(json_response(200, scale.to_string().into()))
+}
+
+/// PUT (`patch == false`) or PATCH of `.../{name}/scale`.
+pub(super) async fn write_scale(
+    ctx: &RequestCtx<'_>,
+    name: &str,
+    patch: bool,
+) -> Result<Response, ApiError> {
+    let write = if patch {
+        ScaleWrite::Patch(read_patch(ctx)?)
+    } else {
+        ScaleWrite::Put(
+            serde_json::from_slice(&ctx.body)
+                .map_err(|e| ApiError::bad_request(format!("error decoding Scale: {e}")))?,
+        )
+    };
+    let scale = registry::write_scale(&target(ctx), name, write).await?;
+    Ok(json_response(200, scale.to_string().into()))
+}
+
+/// POST of `.../serviceaccounts/{name}/token`.
+pub(super) async fn create_token(ctx: &RequestCtx<'_>, name: &str) -> Result<Response, ApiError> {
+    let request = body_value(ctx)?;
+    let token = registry::create_token(&target(ctx), name, &request).await?;
+    Ok(json_response(201, token.to_string().into()))
+}

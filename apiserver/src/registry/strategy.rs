@@ -1,0 +1,153 @@
+//! Per-kind write strategies, as each kind's `pkg/registry/<group>/<kind>/strategy.go` in
+//! Kubernetes.
+//!
+//! A [`Strategy`] is a trait whose methods all have the behaviour of Kubernetes' generic
+//! strategy as default bodies: a kind's strategy is a unit struct that overrides only the hooks
+//! it has rules for (as Kubernetes' strategies embed the defaults), and custom resources and
+//! kinds without special rules use [`DefaultStrategy`]. [`strategy_for`] picks the strategy of a
+//! resource at run time (a `&'static dyn Strategy`: strategies hold no state).
+
+use kube_core::Resource;
+use serde_json::{Map, Value};
+
+use crate::object::Object;
+use crate::resource::ResourceDef;
+use crate::validation::Cause;
+
+/// Which part of an object a write addresses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Subresource {
+    /// The object itself.
+    Main,
+    /// The `status` subresource: only the status changes.
+    Status,
+}
+
+/// The hooks of the write path for one kind. Every method has the generic behaviour as its
+/// default.
+pub(crate) trait Strategy: Sync {
+    /// Fills in defaults (Kubernetes' defaulting functions, run when a body is decoded, before
+    /// any other hook): `value` is the whole object as JSON.
+    fn default(&self, _value: &mut Value) {}
+
+    /// Server-set fields of a new object (after its identity fields are set, before it is
+    /// validated).
+    fn prepare_for_create(&self, _def: &ResourceDef, _obj: &mut Object) {}
+
+    /// The state to store after writing `new` over `old` through `subresource`: by default,
+    /// status reset rules and generation (see [`prepare_update`]).
+    fn prepare_for_update(
+        &self,
+        def: &ResourceDef,
+        new: &mut Object,
+        old: &Object,
+        subresource: Subresource,
+    ) {
+        prepare_update(def, new, old, subresource);
+    }
+
+    /// The kind's own validation of a new object (object metadata is validated by the write
+    /// path for every kind).
+    fn validate(&self, _def: &ResourceDef, _obj: &Object) -> Vec<Cause> {
+        Vec::new()
+    }
+
+    /// The kind's own validation of an update, immutable fields included.
+    fn validate_update(&self, _def: &ResourceDef, _new: &Object, _old: &Object) -> Vec<Cause> {
+        Vec::new()
+    }
+
+    /// Normalizes a validated object before it is stored.
+    fn canonicalize(&self, _obj: &mut Object) {}
+
+    /// Warnings to send with the response of a write of `obj` (`Warning` headers).
+    fn warnings(&self, _obj: &Object) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Whether a PUT to an absent object creates it.
+    fn allow_create_on_update(&self) -> bool {
+        false
+    }
+
+    /// Whether an update without `metadata.resourceVersion` is allowed (else 422 Invalid).
+    fn allow_unconditional_update(&self) -> bool {
+        true
+    }
+}
+
+/// The generic strategy: custom resources and kinds without special rules.
+pub(crate) struct DefaultStrategy;
+
+impl Strategy for DefaultStrategy {}
+
+/// Namespaces: a new namespace is `Active`.
+struct NamespaceStrategy;
+
+impl Strategy for NamespaceStrategy {
+    fn prepare_for_create(&self, _def: &ResourceDef, obj: &mut Object) {
+        let mut data = obj.data();
+        if !data.contains_key("status") {
+            data.insert("status".into(), serde_json::json!({"phase": "Active"}));
+            obj.set_data(data);
+        }
+    }
+}
+
+/// The strategy of `def`'s kind.
+pub(crate) fn strategy_for(def: &ResourceDef) -> &'static dyn Strategy {
+    match (def.api.group.as_str(), def.api.kind.as_str()) {
+        ("", "Namespace") => &NamespaceStrategy,
+        _ => &DefaultStrategy,
+    }
+}
+
+/// The top-level fields a write through `subresource` does not change, so that no field
+/// manager owns them: the status on the main resource of kinds with a status subresource, the
+/// spec through `/status`.
+pub(crate) fn reset_fields(def: &ResourceDef, subresource: Subresource) -> &'static [&'static str] {
+    match subresource {
+        Subresource::Main if def.status_subresource => &["status"],
+        Subresource::Main => &[],
+        Subresource::Status => &["spec"],
+    }
+}
+
+/// The generic update rules: through `/status` only the status of `new` is taken (the rest,
+/// metadata included, stays `old`'s, as Kubernetes' `ResetObjectMetaForStatus`); on the main
+/// resource the [`reset_fields`] stay `old`'s, and the generation goes up when anything but metadata and status changed.
+pub(crate) fn prepare_update(
+    def: &ResourceDef,
+    new: &mut Object,
+    old: &Object,
+    subresource: Subresource,
+) {
+    let mut old_data = old.data();
+    let mut new_data = new.data();
+    if subresource == Subresource::Status {
+        let status = new_data.remove("status");
+        *new = old.clone();
+        set_field(&mut old_data, "status", status);
+        new.set_data(old_data);
+        return;
+    }
+    let changed = old_data
+        .iter()
+        .chain(&new_data)
+        .any(|(k, _)| k != "status" && old_data.get(k) != new_data.get(k));
+    for field in reset_fields(def, subresource) {
+        set_field(&mut new_data, field, old_data.remove(*field));
+    }
+    new.set_data(new_data);
+    let generation = def
+        .generation
+        .then(|| old.meta().generation.unwrap_or(1) + i64::from(changed));
+    new.meta_mut().generation = generation;
+}
+
+fn set_field(data: &mut Map<String, Value>, field: &str, value: Option<Value>) {
+    match value {
+        Some(value) => data.insert(field.to_owned(), value),
+        None => data.remove(field),
+    };
+}

@@ -1,0 +1,232 @@
+//! Update and patch (`rest.BeforeUpdate`): preconditions, identity fields kept, the kind's
+//! strategy (status rules, generation, validation), then a guaranteed update of storage.
+
+use std::sync::Arc;
+
+use kube_core::Resource;
+use serde_json::Value;
+
+use super::create::prepare_create;
+use super::decode::object_of;
+use super::managed::{FieldManager, apply, track_update};
+use super::strategy::{Subresource, strategy_for};
+use super::{Target, Written, conflict_stale, not_found};
+use crate::error::ApiError;
+use crate::object::Object;
+use crate::patch::{PatchKind, apply_patch};
+use crate::resource::ResourceDef;
+use crate::resource_version;
+use crate::storage::{Preconditions, UpdateFn};
+use crate::validation;
+
+/// A PATCH request's patch.
+pub(crate) struct PatchRequest {
+    /// The patch type.
+    pub(crate) kind: PatchKind,
+    /// The patch (an apply patch: the applied configuration).
+    pub(crate) patch: Value,
+}
+
+/// The state after writing `new` over `old` through `subresource`: identity fields from `old`,
+/// then the strategy's update rules and validation.
+fn prepare_update(
+    def: &ResourceDef,
+    name: &str,
+    old: &Object,
+    mut new: Object,
+    subresource: Subresource,
+) -> Result<Object, ApiError> {
+    validation::check(def, name, &validation::meta_causes(new.meta()))?;
+    let om = old.meta();
+    let meta = new.meta_mut();
+    meta.name.clone_from(&om.name);
+    meta.namespace.clone_from(&om.namespace);
+    meta.uid.clone_from(&om.uid);
+    meta.creation_timestamp.clone_from(&om.creation_timestamp);
+    meta.deletion_timestamp.clone_from(&om.deletion_timestamp);
+    let strategy = strategy_for(def);
+    strategy.prepare_for_update(def, &mut new, old, subresource);
+    validation::check(def, name, &strategy.validate_update(def, &new, old))?;
+    strategy.canonicalize(&mut new);
+    Ok(new)
+}
+
+/// Runs `f` on the current object and stores the result (a dry run only computes it); an
+/// object marked for deletion that has no finalizers left is then deleted.
+pub(super) async fn guaranteed_update(
+    target: &Target<'_>,
+    name: &str,
+    mut f: UpdateFn,
+) -> Result<Arc<Object>, ApiError> {
+    let storage = &target.shared.storage;
+    let key = target.key(name);
+    if target.dry_run {
+        let cur = storage.get(key).await.map_err(|e| target.status(name, e))?;
+        return f(cur.as_ref()).map(Arc::new);
+    }
+    let obj = storage
+        .guaranteed_update(key.clone(), f)
+        .await
+        .map_err(|e| target.status(name, e))?;
+    let meta = obj.meta();
+    if meta.deletion_timestamp.is_none() || meta.finalizers.as_ref().is_some_and(|f| !f.is_empty())
+    {
+        return Ok(obj);
+    }
+    let pre = Preconditions {
+        resource_version: Some(obj.resource_version_u64()),
+        uid: None,
+    };
+    storage
+        .delete(key, pre)
+        .await
+        .map_err(|e| target.status(name, e))
+}
+
+/// Checks a name given in a body against the request's.
+fn check_name(new: &Object, name: &str) -> Result<(), ApiError> {
+    let new_name = new.meta().name.as_deref().unwrap_or("");
+    if new_name == name {
+        return Ok(());
+    }
+    Err(ApiError::bad_request(format!(
+        "the name of the object ({new_name}) does not match the name on the URL ({name})"
+    )))
+}
+
+/// PUT of an object or its status.
+pub(crate) async fn update(
+    target: &Target<'_>,
+    name: &str,
+    body: Value,
+    subresource: Subresource,
+    manager: &FieldManager,
+) -> Result<Written, ApiError> {
+    let def = Arc::clone(target.def);
+    let new = object_of(&def, body)?;
+    if new.meta().name.is_some() {
+        check_name(&new, name)?;
+    }
+    if let (Some(path_ns), Some(obj_ns)) = (target.namespace, new.meta().namespace.as_deref())
+        && !obj_ns.is_empty()
+        && obj_ns != path_ns
+    {
+        return Err(ApiError::bad_request(
+            "the namespace of the provided object does not match the namespace sent on the request",
+        ));
+    }
+    let expected_rv = match new
+        .meta()
+        .resource_version
+        .as_deref()
+        .filter(|rv| !rv.is_empty())
+    {
+        Some(rv) => Some(resource_version::parse(rv).map_err(|_| {
+            validation::invalid(
+                &def,
+                name,
+                &[(
+                    "metadata.resourceVersion".to_owned(),
+                    format!("Invalid value: \"{rv}\": must be a valid resource version"),
+                )],
+            )
+        })?),
+        None => None,
+    };
+    let strategy = strategy_for(&def);
+    if expected_rv.is_none() && !strategy.allow_unconditional_update() {
+        return Err(validation::invalid(
+            &def,
+            name,
+            &[(
+                "metadata.resourceVersion".to_owned(),
+                "Invalid value: \"\": must be specified for an update".to_owned(),
+            )],
+        ));
+    }
+    let owned_name = name.to_owned();
+    let namespace = target.namespace.map(str::to_owned);
+    let manager = manager.clone();
+    let f: UpdateFn = Box::new(move |cur| {
+        let Some(cur) = cur else {
+            if !strategy.allow_create_on_update() {
+                return Err(not_found(&def, &owned_name));
+            }
+            let mut obj = new.clone();
+            obj.meta_mut().name = Some(owned_name.clone());
+            let mut obj = prepare_create(&def, namespace.as_deref(), obj, false)?;
+            track_update(&def, None, &mut obj, &manager)?;
+            return Ok(obj);
+        };
+        if expected_rv.is_some_and(|rv| rv != cur.resource_version_u64()) {
+            return Err(conflict_stale(&def, &owned_name));
+        }
+        let mut next = prepare_update(&def, &owned_name, cur, new.clone(), subresource)?;
+        track_update(&def, Some(cur), &mut next, &manager)?;
+        Ok(next)
+    });
+    let stored = guaranteed_update(target, name, f).await?;
+    Ok(Written::new(target.def, stored))
+}
+
+/// PATCH of an object or its status. An apply patch of an absent object creates it.
+pub(crate) async fn patch(
+    target: &Target<'_>,
+    name: &str,
+    request: PatchRequest,
+    subresource: Subresource,
+    manager: &FieldManager,
+) -> Result<Written, ApiError> {
+    let def = Arc::clone(target.def);
+    let owned_name = name.to_owned();
+    let namespace = target.namespace.map(str::to_owned);
+    let manager = manager.clone();
+    let f: UpdateFn = Box::new(move |cur| {
+        let is_apply = request.kind == PatchKind::Apply;
+        let Some(cur) = cur else {
+            if !is_apply {
+                return Err(not_found(&def, &owned_name));
+            }
+            let value = apply(&def, None, &request.patch, &manager)?;
+            let mut obj = object_of(&def, value)?;
+            obj.meta_mut().name = Some(owned_name.clone());
+            return prepare_create(&def, namespace.as_deref(), obj, false);
+        };
+        let value = if is_apply {
+            apply(&def, Some(cur), &request.patch, &manager)?
+        } else {
+            let mut value = cur.to_value();
+            apply_patch(request.kind, &mut value, &request.patch)?;
+            value
+        };
+        let new = object_of(&def, value)?;
+        // As the API server's patch handler (checkName): the patched object must keep the
+        // name and namespace of the request.
+        check_name(&new, &owned_name)?;
+        if let (Some(ns), Some(obj_ns)) = (namespace.as_deref(), new.meta().namespace.as_deref())
+            && !obj_ns.is_empty()
+            && obj_ns != ns
+        {
+            return Err(ApiError::bad_request(format!(
+                "the namespace of the object ({obj_ns}) does not match the namespace on the request ({ns})"
+            )));
+        }
+        if new.meta().resource_version != cur.meta().resource_version {
+            let rv = new
+                .meta()
+                .resource_version
+                .as_deref()
+                .and_then(|rv| resource_version::parse(rv).ok());
+            if rv != Some(cur.resource_version_u64()) {
+                return Err(conflict_stale(&def, &owned_name));
+            }
+        }
+        let mut next = prepare_update(&def, &owned_name, cur, new, subresource)?;
+        if !is_apply {
+            track_update(&def, Some(cur), &mut next, &manager)?;
+        }
+        Ok(next)
+    });
+    let stored = guaranteed_update(target, name, f).await?;
+    Ok(Written::new(target.def, stored))
+}

@@ -1,0 +1,122 @@
+//! [`Shared`]: what every request and the write path see of the server (storage, resources,
+//! watch caches, settings, injected faults), and the server-wide [`ServerConfig`].
+
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use tokio_util::sync::CancellationToken;
+
+use crate::access::Policy;
+use crate::cache::{CacheConfig, WatchCache};
+use crate::error::ApiError;
+use crate::openapi::OpenApi;
+use crate::resource::ResourceDef;
+use crate::storage::{DEFAULT_HISTORY, Storage};
+
+/// The Kubernetes version the server reports (`/version`, the OpenAPI documents).
+pub(crate) const GIT_VERSION: &str = "v1.34.0-kcache";
+
+/// Server-wide settings.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// Watch cache and dispatcher settings (shared by every resource).
+    pub cache: CacheConfig,
+    /// The default watch timeout is this × (1 + random) (Kubernetes: 1800 s).
+    pub min_request_timeout: Duration,
+    /// Request bodies larger than this are 413 (Kubernetes: 3 MiB).
+    pub max_body_bytes: usize,
+    /// When set, every request needs `Authorization: Bearer <token>`.
+    pub token: Option<String>,
+    /// How many writes the in-memory storage keeps before compacting.
+    pub history: usize,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            cache: CacheConfig::default(),
+            min_request_timeout: Duration::from_secs(1800),
+            max_body_bytes: 3 * 1024 * 1024,
+            token: None,
+            history: DEFAULT_HISTORY,
+        }
+    }
+}
+
+/// Faults injected into the responses (for tests of clients).
+#[derive(Debug, Default)]
+pub(crate) struct Faults {
+    pub(crate) fail_next: Mutex<Option<(u32, u16)>>,
+    pub(crate) delay: Mutex<Duration>,
+}
+
+impl Faults {
+    /// The error the next request must fail with, if any (consumes one).
+    pub(crate) fn take_failure(&self) -> Option<ApiError> {
+        let mut f = self.fail_next.lock();
+        let (n, code) = (*f)?;
+        *f = if n > 1 { Some((n - 1, code)) } else { None };
+        let reason = match code {
+            400 => "BadRequest",
+            401 => "Unauthorized",
+            403 => "Forbidden",
+            404 => "NotFound",
+            409 => "Conflict",
+            410 => "Expired",
+            429 => "TooManyRequests",
+            500 => "InternalError",
+            503 => "ServiceUnavailable",
+            504 => "Timeout",
+            _ => "InternalError",
+        };
+        let mut err = ApiError::new(code, reason, format!("injected failure ({code})"));
+        if code == 429 || code == 503 {
+            err = err.with_details(serde_json::json!({"retryAfterSeconds": 1}));
+        }
+        Some(err)
+    }
+}
+
+pub(crate) struct Shared {
+    pub(crate) storage: Arc<dyn Storage>,
+    pub(crate) resources: Vec<Arc<ResourceDef>>,
+    pub(crate) caches: HashMap<(String, String), Arc<WatchCache>>,
+    pub(crate) config: ServerConfig,
+    pub(crate) faults: Faults,
+    pub(crate) watch_end: Mutex<CancellationToken>,
+    pub(crate) shutdown: CancellationToken,
+    /// The OpenAPI documents, generated on first use.
+    pub(crate) openapi: OnceLock<OpenApi>,
+    /// What the authorization reviews answer.
+    pub(crate) policy: Policy,
+}
+
+impl Shared {
+    /// The resource served at group/version/plural.
+    pub(crate) fn find(
+        &self,
+        group: &str,
+        version: &str,
+        plural: &str,
+    ) -> Option<&Arc<ResourceDef>> {
+        self.resources
+            .iter()
+            .find(|r| r.api.group == group && r.api.version == version && r.api.plural == plural)
+    }
+
+    pub(crate) fn cache(&self, def: &ResourceDef) -> Option<&Arc<WatchCache>> {
+        self.caches
+            .get(&(def.api.group.clone(), def.api.plural.clone()))
+    }
+
+    pub(crate) fn watch_token(&self) -> CancellationToken {
+        self.watch_end.lock().clone()
+    }
+
+    pub(crate) fn openapi(&self) -> &OpenApi {
+        self.openapi
+            .get_or_init(|| OpenApi::generate(&self.resources, GIT_VERSION))
+    }
+}
