@@ -41,9 +41,12 @@
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod access;
+mod admission;
 mod cache;
 mod cacher;
 mod continue_token;
+mod controllers;
+mod deletion;
 mod encode;
 mod error;
 mod fields;

@@ -116,16 +116,10 @@ async fn run(args: Args) -> Result<(), String> {
         builder = builder.storage(std::sync::Arc::new(storage));
     }
     let server = builder.build();
-    for ns in ["default", "kube-system", "kube-public"] {
-        let namespace =
-            object(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}))?;
-        // A persistent storage (etcd) may have them from an earlier run.
-        match server.create(namespace).await {
-            Ok(_) => {}
-            Err(e) if e.code == 409 => {}
-            Err(e) => return Err(e.to_string()),
-        }
-    }
+    server
+        .ensure_system_namespaces()
+        .await
+        .map_err(|e| e.to_string())?;
     for path in &args.seed {
         let objects = read_objects(path)?;
         let n = objects.len();

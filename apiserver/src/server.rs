@@ -150,7 +150,7 @@ impl ApiServerBuilder {
             tokio::spawn(async move { reflector.run(token).await });
             caches.insert((def.api.group.clone(), def.api.plural.clone()), cache);
         }
-        ApiServer {
+        let server = ApiServer {
             shared: Arc::new(Shared {
                 storage,
                 resources,
@@ -160,9 +160,12 @@ impl ApiServerBuilder {
                 watch_end: Mutex::new(CancellationToken::new()),
                 shutdown,
                 policy: self.policy,
+                controllers: crate::controllers::Progress::default(),
                 openapi: OnceLock::new(),
             }),
-        }
+        };
+        crate::controllers::spawn(&server.shared);
+        server
     }
 }
 

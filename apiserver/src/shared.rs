@@ -91,6 +91,8 @@ pub(crate) struct Shared {
     pub(crate) openapi: OnceLock<OpenApi>,
     /// What the authorization reviews answer.
     pub(crate) policy: Policy,
+    /// The in-server controllers' progress.
+    pub(crate) controllers: crate::controllers::Progress,
 }
 
 impl Shared {

@@ -5,6 +5,7 @@ use http::header;
 use serde_json::Value;
 
 use super::context::RequestCtx;
+use crate::deletion::{DeleteOptions, Propagation};
 use crate::error::ApiError;
 use crate::patch::PatchKind;
 use crate::registry::{DeleteRequest, PatchRequest};
@@ -74,10 +75,43 @@ pub(super) fn read_patch(ctx: &RequestCtx<'_>) -> Result<PatchRequest, ApiError>
 /// The `DeleteOptions` of a DELETE (body and query, validated).
 pub(super) fn delete_request(ctx: &RequestCtx<'_>) -> Result<DeleteRequest, ApiError> {
     validation::delete_options(ctx.query.get("propagationPolicy"))?;
+    let query_grace = match ctx.query.get("gracePeriodSeconds") {
+        Some(g) => Some(
+            g.parse::<i64>()
+                .map_err(|_| ApiError::bad_request(format!("invalid gracePeriodSeconds {g:?}")))?,
+        ),
+        None => None,
+    };
+    let query_options = DeleteOptions {
+        propagation: ctx
+            .query
+            .get("propagationPolicy")
+            .and_then(Propagation::parse),
+        orphan_dependents: ctx.query.get("orphanDependents").map(|o| o == "true"),
+        grace_period_seconds: query_grace,
+    };
     if ctx.body.iter().all(u8::is_ascii_whitespace) {
-        return Ok(DeleteRequest::default());
+        return Ok(DeleteRequest {
+            options: query_options,
+            ..DeleteRequest::default()
+        });
     }
     let v = body_value(ctx)?;
+    let options = DeleteOptions {
+        propagation: v
+            .get("propagationPolicy")
+            .and_then(Value::as_str)
+            .and_then(Propagation::parse)
+            .or(query_options.propagation),
+        orphan_dependents: v
+            .get("orphanDependents")
+            .and_then(Value::as_bool)
+            .or(query_options.orphan_dependents),
+        grace_period_seconds: v
+            .get("gracePeriodSeconds")
+            .and_then(Value::as_i64)
+            .or(query_options.grace_period_seconds),
+    };
     validation::delete_options(v.get("propagationPolicy").and_then(Value::as_str))?;
     let pre = &v["preconditions"];
     let resource_version = match pre.get("resourceVersion").and_then(Value::as_str) {
@@ -91,5 +125,6 @@ pub(super) fn delete_request(ctx: &RequestCtx<'_>) -> Result<DeleteRequest, ApiE
             resource_version,
             uid: pre.get("uid").and_then(Value::as_str).map(str::to_owned),
         },
+        options,
     })
 }

@@ -167,6 +167,14 @@ pub(crate) async fn create(
 ) -> Result<Written, ApiError> {
     let obj = object_of(target.def, body)?;
     let mut obj = prepare_create(target.def, target.namespace, obj, false)?;
+    let name = obj.meta().name.clone().unwrap_or_default();
+    crate::admission::admit_create(
+        target.shared,
+        target.def,
+        obj.meta().namespace.as_deref(),
+        &name,
+    )
+    .await?;
     track_update(target.def, None, &mut obj, manager)?;
     let stored = store_new(target, obj).await?;
     Ok(Written::new(target.def, stored))

@@ -7,6 +7,7 @@ mod faults;
 mod hostile;
 mod javascript;
 mod kubectl;
+mod lifecycle;
 mod lists;
 mod noop_writes;
 mod python;

@@ -62,8 +62,9 @@ async fn watch_from_zero_sends_the_cached_state_then_changes() {
     s.wait_caches_synced().await.unwrap();
     let mut w = watch(&c, &format!("{PODS}?watch=1&resourceVersion=0")).await;
     assert_eq!(next_change(&mut w).await["object"]["metadata"]["name"], "a");
+    // A pod bound to a node would stay for its grace period: none.
     c.request_text(
-        http::Request::delete(format!("{PODS}/a"))
+        http::Request::delete(format!("{PODS}/a?gracePeriodSeconds=0"))
             .body(Vec::new())
             .unwrap(),
     )
