@@ -126,9 +126,19 @@ fn set_finalizers(obj: &mut Object, finalizers: Vec<String>) {
     obj.meta_mut().finalizers = (!finalizers.is_empty()).then_some(finalizers);
 }
 
-/// What deleting `current` of `def` under `options` does.
-pub(crate) fn decide(def: &ResourceDef, current: &Object, options: &DeleteOptions) -> Decision {
-    let finalizers = gc_finalizers(current, options);
+/// What deleting `current` of `def` under `options` does; without garbage collection
+/// (`gc` false, as `--enable-garbage-collector=false`) the propagation policy adds no finalizer.
+pub(crate) fn decide(
+    def: &ResourceDef,
+    current: &Object,
+    options: &DeleteOptions,
+    gc: bool,
+) -> Decision {
+    let finalizers = if gc {
+        gc_finalizers(current, options)
+    } else {
+        current.meta().finalizers.clone().unwrap_or_default()
+    };
     let meta = current.meta();
     if is_namespace(def) {
         return decide_namespace(current, finalizers);

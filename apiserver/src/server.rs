@@ -45,6 +45,7 @@ pub struct ApiServerBuilder {
     extra: Vec<ResourceDef>,
     storage: Option<Arc<dyn Storage>>,
     policy: Policy,
+    no_garbage_collection: bool,
 }
 
 impl ApiServerBuilder {
@@ -122,6 +123,16 @@ impl ApiServerBuilder {
         self
     }
 
+    /// Turns the garbage collector on (the default) or off. Off, as a cluster run with
+    /// `--enable-garbage-collector=false`: owner references do nothing and deletes add no
+    /// `orphan` / `foregroundDeletion` finalizer. For servers seeded with fixtures whose owners
+    /// do not exist, which the collector would otherwise delete.
+    #[must_use]
+    pub fn garbage_collection(mut self, enabled: bool) -> Self {
+        self.no_garbage_collection = !enabled;
+        self
+    }
+
     /// Starts the caches (needs a tokio runtime) and returns the server.
     pub fn build(self) -> ApiServer {
         let storage = self.storage.unwrap_or_else(|| {
@@ -160,6 +171,7 @@ impl ApiServerBuilder {
                 watch_end: Mutex::new(CancellationToken::new()),
                 shutdown,
                 policy: self.policy,
+                garbage_collection: !self.no_garbage_collection,
                 controllers: crate::controllers::Progress::default(),
                 openapi: OnceLock::new(),
             }),

@@ -91,6 +91,8 @@ pub(crate) struct Shared {
     pub(crate) openapi: OnceLock<OpenApi>,
     /// What the authorization reviews answer.
     pub(crate) policy: Policy,
+    /// Whether the garbage collector runs (and deletes add its finalizers).
+    pub(crate) garbage_collection: bool,
     /// The in-server controllers' progress.
     pub(crate) controllers: crate::controllers::Progress,
 }

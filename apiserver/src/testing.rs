@@ -21,8 +21,8 @@ pub enum ServeError {
     /// The kube client could not be built.
     #[error("client error")]
     Client(#[source] kcache_store::BoxError),
-    /// The system namespaces could not be created.
-    #[error("cannot create the system namespaces")]
+    /// The system namespaces could not be created, or the caches did not see them.
+    #[error("cannot set up the system namespaces")]
     Setup(#[source] ApiError),
 }
 
@@ -50,6 +50,10 @@ impl TestServer {
         let server = builder.build();
         server
             .ensure_system_namespaces()
+            .await
+            .map_err(ServeError::Setup)?;
+        server
+            .wait_caches_synced()
             .await
             .map_err(ServeError::Setup)?;
         let listener = TcpListener::bind(("127.0.0.1", 0)).await?;

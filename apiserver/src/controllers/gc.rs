@@ -152,6 +152,9 @@ pub(super) async fn decide(
             }
             continue;
         }
+        if !shared.garbage_collection {
+            continue;
+        }
         let Some(owners) = meta.owner_references.as_ref().filter(|o| !o.is_empty()) else {
             continue;
         };

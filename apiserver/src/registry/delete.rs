@@ -51,7 +51,8 @@ pub(crate) async fn delete(
     crate::admission::admit_delete(target.def, name)?;
     let pre = request.preconditions;
     let options = request.options;
-    match crate::deletion::decide(target.def, &current, &options) {
+    let gc = target.shared.garbage_collection;
+    match crate::deletion::decide(target.def, &current, &options, gc) {
         Decision::Unchanged => return Ok(current),
         Decision::Mark(_) => {}
         Decision::Delete => {
@@ -68,7 +69,7 @@ pub(crate) async fn delete(
         if stale(&pre, cur) {
             return Err(conflict_stale(&def, &owned_name));
         }
-        match crate::deletion::decide(&def, cur, &options) {
+        match crate::deletion::decide(&def, cur, &options, gc) {
             Decision::Mark(next) => Ok(*next),
             Decision::Delete | Decision::Unchanged => Ok((**cur).clone()),
         }

@@ -1,10 +1,22 @@
 //! Object lifecycle: garbage collection in its three propagation modes, namespace admission and
 //! deletion, pod deletion grace. Each test waits for the in-server controllers with
-//! `wait_controllers_idle`, never a sleep.
+//! `wait_controllers_idle`, never a sleep. Each runs on memory and on etcd.
 
 use serde_json::{Value, json};
 
-use crate::support::{get, post, put, request, start};
+use crate::kubectl::{kubectl, kubectl_status, session};
+use crate::support::{Backend, get, on_every_backend, post, put, request};
+
+on_every_backend!(
+    background_deletion_collects_the_whole_chain_after_the_owner,
+    foreground_deletion_deletes_dependents_first_then_the_owner,
+    orphan_deletion_strips_references_and_keeps_the_dependents,
+    dependents_of_owners_that_never_existed_are_collected,
+    writes_into_missing_or_terminating_namespaces_are_refused,
+    namespace_deletion_waits_for_finalizer_held_content_then_removes_the_namespace,
+    system_namespaces_exist_and_cannot_be_deleted,
+    bound_pods_stay_for_their_grace_period_and_unbound_ones_go_at_once,
+);
 
 fn owner_ref(owner: &Value, block: bool) -> Value {
     json!([{
@@ -71,9 +83,10 @@ async fn delete_with(c: &kube_client::Client, path: &str, policy: &str) -> (u16,
     .await
 }
 
-#[tokio::test]
-async fn background_deletion_collects_the_whole_chain_after_the_owner() {
-    let s = start().await;
+async fn background_deletion_collects_the_whole_chain_after_the_owner(backend: Backend) {
+    let Some(s) = backend.server().await else {
+        return;
+    };
     let c = s.client().unwrap();
     create_namespace(&c, "gc-bg").await;
     let (deploy, rs, pods) = chain(&c, "gc-bg", false).await;
@@ -86,9 +99,10 @@ async fn background_deletion_collects_the_whole_chain_after_the_owner() {
     }
 }
 
-#[tokio::test]
-async fn foreground_deletion_deletes_dependents_first_then_the_owner() {
-    let s = start().await;
+async fn foreground_deletion_deletes_dependents_first_then_the_owner(backend: Backend) {
+    let Some(s) = backend.server().await else {
+        return;
+    };
     let c = s.client().unwrap();
     create_namespace(&c, "gc-fg").await;
     let (deploy, rs, pods) = chain(&c, "gc-fg", true).await;
@@ -127,9 +141,10 @@ async fn foreground_deletion_deletes_dependents_first_then_the_owner() {
     }
 }
 
-#[tokio::test]
-async fn orphan_deletion_strips_references_and_keeps_the_dependents() {
-    let s = start().await;
+async fn orphan_deletion_strips_references_and_keeps_the_dependents(backend: Backend) {
+    let Some(s) = backend.server().await else {
+        return;
+    };
     let c = s.client().unwrap();
     create_namespace(&c, "gc-orphan").await;
     let (deploy, rs, pods) = chain(&c, "gc-orphan", false).await;
@@ -148,9 +163,10 @@ async fn orphan_deletion_strips_references_and_keeps_the_dependents() {
     }
 }
 
-#[tokio::test]
-async fn dependents_of_owners_that_never_existed_are_collected() {
-    let s = start().await;
+async fn dependents_of_owners_that_never_existed_are_collected(backend: Backend) {
+    let Some(s) = backend.server().await else {
+        return;
+    };
     let c = s.client().unwrap();
     let ghost = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "ghost", "uid": "00000000-0000-0000-0000-000000000001"}});
     let (code, _) = post(
@@ -170,9 +186,10 @@ async fn dependents_of_owners_that_never_existed_are_collected() {
     );
 }
 
-#[tokio::test]
-async fn writes_into_missing_or_terminating_namespaces_are_refused() {
-    let s = start().await;
+async fn writes_into_missing_or_terminating_namespaces_are_refused(backend: Backend) {
+    let Some(s) = backend.server().await else {
+        return;
+    };
     let c = s.client().unwrap();
     let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}});
     let (code, status) = post(&c, "/api/v1/namespaces/does-not-exist/configmaps", &cm).await;
@@ -204,9 +221,12 @@ async fn writes_into_missing_or_terminating_namespaces_are_refused() {
     );
 }
 
-#[tokio::test]
-async fn namespace_deletion_waits_for_finalizer_held_content_then_removes_the_namespace() {
-    let s = start().await;
+async fn namespace_deletion_waits_for_finalizer_held_content_then_removes_the_namespace(
+    backend: Backend,
+) {
+    let Some(s) = backend.server().await else {
+        return;
+    };
     let c = s.client().unwrap();
     create_namespace(&c, "t5").await;
     let base = "/api/v1/namespaces/t5/configmaps";
@@ -239,9 +259,10 @@ async fn namespace_deletion_waits_for_finalizer_held_content_then_removes_the_na
     assert_eq!(get(&c, "/api/v1/namespaces/t5").await.0, 404);
 }
 
-#[tokio::test]
-async fn system_namespaces_exist_and_cannot_be_deleted() {
-    let s = start().await;
+async fn system_namespaces_exist_and_cannot_be_deleted(backend: Backend) {
+    let Some(s) = backend.server().await else {
+        return;
+    };
     let c = s.client().unwrap();
     for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
         assert_eq!(
@@ -258,9 +279,10 @@ async fn system_namespaces_exist_and_cannot_be_deleted() {
     );
 }
 
-#[tokio::test]
-async fn bound_pods_stay_for_their_grace_period_and_unbound_ones_go_at_once() {
-    let s = start().await;
+async fn bound_pods_stay_for_their_grace_period_and_unbound_ones_go_at_once(backend: Backend) {
+    let Some(s) = backend.server().await else {
+        return;
+    };
     let c = s.client().unwrap();
     let pods = "/api/v1/namespaces/default/pods";
     let pod = |name: &str, node: Option<&str>| {
@@ -346,4 +368,77 @@ async fn bound_pods_stay_for_their_grace_period_and_unbound_ones_go_at_once() {
         crate::support::next_change(&mut lines).await["type"],
         "DELETED"
     );
+}
+
+/// A server restarted over the same etcd finishes what its garbage collector had not done: a
+/// Background cascade whose owner went while no collector ran, and a Foreground deletion whose
+/// owner waits with its dependents still there.
+#[cfg(feature = "etcd")]
+#[tokio::test]
+async fn a_server_restarted_on_etcd_finishes_cascades_in_flight() {
+    use kcache_apiserver::TestServer;
+
+    use crate::support::test_builder;
+
+    let Some(storage) = Backend::Etcd.storage().await else {
+        return;
+    };
+    let builder = || test_builder().storage(std::sync::Arc::clone(&storage.inner));
+    let (bg, fg) = {
+        // No collector: the cascades stop where a crash would leave them.
+        let s = TestServer::start_with(builder().garbage_collection(false))
+            .await
+            .unwrap();
+        let c = s.client().unwrap();
+        create_namespace(&c, "restart-bg").await;
+        create_namespace(&c, "restart-fg").await;
+        let bg = chain(&c, "restart-bg", false).await;
+        assert_eq!(delete_with(&c, &bg.0, "Background").await.0, 200);
+        let fg = chain(&c, "restart-fg", true).await;
+        let (_, mut deploy) = get(&c, &fg.0).await;
+        deploy["metadata"]["finalizers"] = json!(["foregroundDeletion"]);
+        assert_eq!(put(&c, &fg.0, &deploy).await.0, 200);
+        assert_eq!(request(&c, "DELETE", &fg.0, None).await.0, 200);
+        s.wait_controllers_idle().await.unwrap();
+        assert_eq!(get(&c, &bg.1).await.0, 200, "nothing collected yet");
+        assert_eq!(get(&c, &fg.0).await.0, 200, "the owner waits");
+        s.shutdown();
+        (bg, fg)
+    };
+    let s = TestServer::start_with(builder()).await.unwrap();
+    let c = s.client().unwrap();
+    s.wait_controllers_idle().await.unwrap();
+    for path in [&bg.1, &bg.2[0], &bg.2[1], &fg.0, &fg.1, &fg.2[0], &fg.2[1]] {
+        assert_eq!(get(&c, path).await.0, 404, "{path}");
+    }
+}
+
+#[test]
+fn kubectl_delete_ns_waits_for_the_namespace_and_its_content() {
+    let Some((kc, server, _dir)) = session("delete-ns") else {
+        return;
+    };
+    kubectl(&kc, &server, &["create", "namespace", "t5"]);
+    kubectl(
+        &kc,
+        &server,
+        &["-n", "t5", "create", "configmap", "x", "--from-literal=a=b"],
+    );
+    let (code, _) = kubectl_status(
+        &kc,
+        &server,
+        &["-n", "does-not-exist", "create", "configmap", "x"],
+    );
+    assert_eq!(code, 1, "no namespace, no configmap");
+    // kubectl waits until the namespace is gone (after its content).
+    let out = kubectl(
+        &kc,
+        &server,
+        &["delete", "namespace", "t5", "--timeout=60s"],
+    );
+    assert!(out.contains("namespace \"t5\" deleted"), "{out}");
+    let (code, _) = kubectl_status(&kc, &server, &["get", "namespace", "t5"]);
+    assert_eq!(code, 1);
+    let (code, _) = kubectl_status(&kc, &server, &["delete", "namespace", "default"]);
+    assert_eq!(code, 1, "default can't be deleted");
 }
