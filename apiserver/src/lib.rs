@@ -17,6 +17,11 @@
 //!   server's statuses) with an axum router;
 //!   [`TestServer`] runs it on a free local port and hands out a configured
 //!   [`kube_client::Client`].
+//! - Object lifecycle as in a cluster: finalizers, propagation policies and pod grace periods
+//!   on delete, NamespaceLifecycle admission, and a garbage collector, namespace controller
+//!   and pod reaper running inside the server on its watch caches
+//!   ([`ApiServer::wait_controllers_idle`]); the authorization and authentication reviews
+//!   (access answered from [`AccessRule`]s, allow-all by default).
 //!
 //! [`ListerWatcher`]: kcache_reflector::ListerWatcher
 //!
