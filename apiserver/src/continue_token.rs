@@ -65,6 +65,12 @@ impl ContinueToken {
         if wire.v != VERSION {
             return Err(bad("server does not recognize this encoded key version"));
         }
+        // As Kubernetes' storage.DecodeContinue: a token names the revision of its list.
+        if wire.rv == 0 {
+            return Err(bad(
+                "incorrect encoded start resourceVersion (version meta.k8s.io/v1)",
+            ));
+        }
         if wire.start.contains("..") || wire.start.starts_with('/') {
             return Err(bad("the key is invalid"));
         }
@@ -99,7 +105,7 @@ mod tests {
     }
 
     #[test]
-    fn garbage_other_versions_and_escaping_keys_are_400() {
+    fn garbage_other_versions_escaping_keys_and_revision_0_are_400() {
         for token in [
             "not base64!".to_owned(),
             raw("\"just a string\""),
@@ -107,6 +113,7 @@ mod tests {
             raw(r#"{"v":"meta.k8s.io/v1","rv":1,"start":"/etc"}"#),
             raw(r#"{"v":"meta.k8s.io/v1","rv":1,"start":"../x"}"#),
             raw(r#"{"v":"meta.k8s.io/v1","rv":-1,"start":"a"}"#),
+            raw(r#"{"v":"meta.k8s.io/v1","rv":0,"start":"a"}"#),
         ] {
             let err = ContinueToken::decode(&token).unwrap_err();
             assert_eq!(

@@ -8,35 +8,39 @@ use std::task::{Context, Poll};
 
 use bytes::{Bytes, BytesMut};
 use futures::Stream;
-use kube_core::Resource;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::WaitForCancellationFutureOwned;
 
 use crate::cache::{Msg, WatchKind, event_frame};
 use crate::object::{Object, write_json};
+use crate::printers::{self, IncludeObject};
 use crate::resource::ResourceDef;
 
 /// The representation a client asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Format {
     Json,
-    Table,
+    /// A `meta.k8s.io` Table of the given version (`v1` or `v1beta1`).
+    Table(&'static str, IncludeObject),
 }
 
 impl Format {
-    /// `as=Table` in the Accept header selects the Table form.
-    pub(crate) fn from_accept(accept: Option<&str>) -> Self {
-        match accept {
-            Some(a)
-                if a.split(',')
-                    .next()
-                    .is_some_and(|first| first.contains("as=Table")) =>
-            {
-                Self::Table
-            }
-            _ => Self::Json,
+    /// `as=Table` in the first media type of the Accept header selects the Table form (its
+    /// `v=` parameter the version); `include` is what rows carry.
+    pub(crate) fn from_accept(accept: Option<&str>, include: IncludeObject) -> Self {
+        let Some(first) = accept.and_then(|a| a.split(',').next()) else {
+            return Self::Json;
+        };
+        if !first.contains("as=Table") {
+            return Self::Json;
         }
+        let version = if first.split(';').any(|p| p.trim() == "v=v1beta1") {
+            "v1beta1"
+        } else {
+            "v1"
+        };
+        Self::Table(version, include)
     }
 }
 
@@ -105,57 +109,36 @@ pub(crate) fn list_body(
     })
 }
 
-/// A human-readable age (`45s`, `12m`, `5h`, `3d`).
-fn age(obj: &Object) -> String {
-    let Some(created) = obj.meta().creation_timestamp.as_ref() else {
-        return "<unknown>".into();
+/// How a Table is encoded: its version, what rows carry, and whether the column definitions
+/// are sent (a watch sends them with its first event only).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TableForm {
+    pub(crate) version: &'static str,
+    pub(crate) include: IncludeObject,
+    pub(crate) columns: bool,
+}
+
+/// A `meta.k8s.io` Table of `items` (what `kubectl get` asks for).
+pub(crate) fn table(
+    def: &ResourceDef,
+    meta: &ListMeta,
+    items: &[Arc<Object>],
+    form: TableForm,
+) -> Bytes {
+    let rows: Vec<Value> = items
+        .iter()
+        .map(|o| printers::row(def, o, form.include))
+        .collect();
+    let columns = if form.columns {
+        Value::Array(printers::columns(def))
+    } else {
+        Value::Null
     };
-    let secs = (k8s_openapi::jiff::Timestamp::now().as_second() - created.0.as_second()).max(0);
-    match secs {
-        s if s < 120 => format!("{s}s"),
-        s if s < 2 * 3600 => format!("{}m", s / 60),
-        s if s < 2 * 86400 => format!("{}h", s / 3600),
-        s => format!("{}d", s / 86400),
-    }
-}
-
-fn table_columns(def: &ResourceDef) -> Value {
-    let mut cols = vec![
-        json!({"name": "Name", "type": "string", "format": "name", "description": "Name must be unique within a namespace.", "priority": 0}),
-    ];
-    if def.api.kind == "Pod" || def.api.kind == "Namespace" || def.api.kind == "Node" {
-        cols.push(json!({"name": "Status", "type": "string", "format": "", "description": "The status of the object.", "priority": 0}));
-    }
-    cols.push(json!({"name": "Age", "type": "string", "format": "", "description": "CreationTimestamp is a timestamp representing the server time when this object was created.", "priority": 0}));
-    Value::Array(cols)
-}
-
-fn table_row(def: &ResourceDef, obj: &Object) -> Value {
-    let mut cells = vec![Value::String(obj.meta().name.clone().unwrap_or_default())];
-    match def.api.kind.as_str() {
-        "Pod" | "Namespace" => cells.push(Value::String(
-            obj.field("status.phase")
-                .map(|s| s.into_owned())
-                .unwrap_or_default(),
-        )),
-        "Node" => cells.push(Value::String("Ready".into())),
-        _ => {}
-    }
-    cells.push(Value::String(age(obj)));
-    json!({
-        "cells": cells,
-        "object": {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": obj.full_meta()}
-    })
-}
-
-/// A `meta.k8s.io/v1` Table of `items` (what `kubectl get` asks for).
-pub(crate) fn table(def: &ResourceDef, meta: &ListMeta, items: &[Arc<Object>]) -> Bytes {
-    let rows: Vec<Value> = items.iter().map(|o| table_row(def, o)).collect();
     let v = json!({
         "kind": "Table",
-        "apiVersion": "meta.k8s.io/v1",
+        "apiVersion": format!("meta.k8s.io/{}", form.version),
         "metadata": list_meta_json(meta),
-        "columnDefinitions": table_columns(def),
+        "columnDefinitions": columns,
         "rows": rows,
     });
     Bytes::from(v.to_string())
@@ -188,6 +171,8 @@ pub(crate) struct WatchBody {
     deadline: Pin<Box<tokio::time::Sleep>>,
     cancelled: Pin<Box<WaitForCancellationFutureOwned>>,
     done: bool,
+    /// Whether a Table event with the column definitions was sent.
+    columns_sent: bool,
 }
 
 impl WatchBody {
@@ -208,13 +193,14 @@ impl WatchBody {
             deadline: Box::pin(tokio::time::sleep_until(deadline)),
             cancelled: Box::pin(cancel.cancelled_owned()),
             done: false,
+            columns_sent: false,
         }
     }
 
     fn encode(&mut self, msg: Msg) {
         match (msg, self.format) {
             (Msg::Event(kind, event), Format::Json) => self.pending.push_back(event.frame(kind)),
-            (Msg::Event(kind, event), Format::Table) => {
+            (Msg::Event(kind, event), Format::Table(..)) => {
                 let obj = Arc::clone(event.object_for(kind));
                 self.push_table(kind, &obj);
             }
@@ -224,7 +210,7 @@ impl WatchBody {
                 self.pending.push_back(obj.raw().clone());
                 self.pending.push_back(Bytes::from_static(b"}\n"));
             }
-            (Msg::Initial(obj), Format::Table) => self.push_table(WatchKind::Added, &obj),
+            (Msg::Initial(obj), Format::Table(..)) => self.push_table(WatchKind::Added, &obj),
             (Msg::Bookmark(rv), _) => self.pending.push_back(bookmark_frame(&self.def, rv, false)),
             (Msg::InitialEventsEnd(rv), _) => {
                 self.pending.push_back(bookmark_frame(&self.def, rv, true))
@@ -260,12 +246,22 @@ impl WatchBody {
         }
     }
 
+    /// A Table event of one object; only the first carries the column definitions.
     fn push_table(&mut self, kind: WatchKind, obj: &Arc<Object>) {
+        let Format::Table(version, include) = self.format else {
+            return;
+        };
         let meta = ListMeta {
             resource_version: obj.resource_version_u64(),
             ..ListMeta::default()
         };
-        let t = table(&self.def, &meta, std::slice::from_ref(obj));
+        let form = TableForm {
+            version,
+            include,
+            columns: !self.columns_sent,
+        };
+        self.columns_sent = true;
+        let t = table(&self.def, &meta, std::slice::from_ref(obj), form);
         self.pending.push_back(event_frame(kind.as_str(), &t));
     }
 }

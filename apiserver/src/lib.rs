@@ -51,6 +51,7 @@ mod cache;
 mod cacher;
 mod continue_token;
 mod controllers;
+mod defaults;
 mod deletion;
 mod encode;
 mod error;
@@ -64,6 +65,7 @@ mod kinds;
 mod object;
 mod openapi;
 mod patch;
+mod printers;
 mod protobuf;
 mod query;
 mod registry;
@@ -83,9 +85,9 @@ pub use cache::{CacheConfig, WatchCache};
 pub use cacher::StorageListerWatcher;
 pub use error::ApiError;
 pub use object::{Object, ObjectError};
-pub use resource::{ResourceDef, builtin_resources};
+pub use resource::{PrinterColumn, ResourceDef, builtin_resources};
 pub use server::{ApiServer, ApiServerBuilder};
-pub use shared::ServerConfig;
+pub use shared::{Ipv4Cidr, Ipv4CidrError, ServerConfig};
 pub use storage::{
     DEFAULT_HISTORY, EventType, ListRequest, ListResult, MemoryStorage, Preconditions, Storage,
     StorageError, StorageEvent, StorageFuture, StorageWatch, UpdateFn, WatchItem, is_unchanged,

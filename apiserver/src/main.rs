@@ -64,6 +64,9 @@ struct Args {
     #[cfg(feature = "etcd")]
     #[arg(long, value_name = "PREFIX", default_value = kcache_apiserver::DEFAULT_PREFIX)]
     etcd_prefix: String,
+    /// The range services' cluster IPs are allocated from.
+    #[arg(long, value_name = "CIDR", default_value = "10.96.0.0/12")]
+    service_cluster_ip_range: kcache_apiserver::Ipv4Cidr,
 }
 
 fn main() -> ExitCode {
@@ -101,8 +104,9 @@ async fn run(args: Args) -> Result<(), String> {
             args.listen
         ));
     }
-    let mut builder =
-        ApiServer::builder().bookmark_interval(Duration::from_secs(args.bookmark_interval.max(1)));
+    let mut builder = ApiServer::builder()
+        .bookmark_interval(Duration::from_secs(args.bookmark_interval.max(1)))
+        .service_cidr(args.service_cluster_ip_range);
     if let Some(token) = &args.token {
         builder = builder.token(token.clone());
     }

@@ -29,6 +29,9 @@ pub struct ResourceDef {
     /// Whether the server keeps `metadata.generation` (set to 1 on create, bumped when anything
     /// but metadata and status changes). Kinds without a spec, such as ConfigMaps, have none.
     pub generation: bool,
+    /// The columns of its Table when it has no printer of its own (a custom resource's
+    /// `additionalPrinterColumns`; by default its age).
+    pub printer_columns: Vec<PrinterColumn>,
 }
 
 impl ResourceDef {
@@ -46,6 +49,7 @@ impl ResourceDef {
             scale_subresource: false,
             categories: Vec::new(),
             generation: false,
+            printer_columns: PrinterColumn::defaults(),
         }
     }
 
@@ -297,4 +301,36 @@ pub fn builtin_resources() -> Vec<ResourceDef> {
             .collect();
     }
     defs
+}
+
+/// A column of a table, as a CRD's `additionalPrinterColumns` entry: what it is called, its
+/// type, and the JSON path of its value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PrinterColumn {
+    /// The column's name (`kubectl` shows it upper-cased).
+    pub name: String,
+    /// `string`, `integer`, `number`, `boolean` or `date`.
+    pub type_: String,
+    /// An OpenAPI format (`name` marks the name column).
+    pub format: String,
+    /// What the column shows.
+    pub description: String,
+    /// 0: always shown; more: only with `-o wide`.
+    pub priority: i32,
+    /// Where the value is, as a simple JSON path (`.spec.replicas`).
+    pub json_path: String,
+}
+
+impl PrinterColumn {
+    /// The columns of a resource without printer columns: its creation time as `Age`.
+    pub fn defaults() -> Vec<Self> {
+        vec![Self {
+            name: "Age".into(),
+            type_: "date".into(),
+            format: String::new(),
+            description: "CreationTimestamp is a timestamp representing the server time when this object was created.".into(),
+            priority: 0,
+            json_path: ".metadata.creationTimestamp".into(),
+        }]
+    }
 }

@@ -15,7 +15,7 @@ use crate::cacher::StorageListerWatcher;
 use crate::error::ApiError;
 use crate::object::Object;
 use crate::resource::{ResourceDef, builtin_resources};
-use crate::shared::{Faults, ServerConfig, Shared};
+use crate::shared::{Faults, Ipv4Cidr, ServerConfig, Shared};
 use crate::storage::{MemoryStorage, Storage};
 use kcache_reflector::{Reflector, ReflectorConfig};
 
@@ -81,6 +81,13 @@ impl ApiServerBuilder {
     #[must_use]
     pub fn bookmark_interval(mut self, interval: Duration) -> Self {
         self.config.cache.bookmark_interval = interval;
+        self
+    }
+
+    /// Sets the range services' cluster IPs are allocated from (Kubernetes: 10.96.0.0/12).
+    #[must_use]
+    pub fn service_cidr(mut self, cidr: Ipv4Cidr) -> Self {
+        self.config.service_cidr = cidr;
         self
     }
 

@@ -2,6 +2,7 @@
 //! watch caches, settings, injected faults), and the server-wide [`ServerConfig`].
 
 use std::collections::HashMap;
+use std::net::Ipv4Addr;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -31,6 +32,73 @@ pub struct ServerConfig {
     pub token: Option<String>,
     /// How many writes the in-memory storage keeps before compacting.
     pub history: usize,
+    /// The range services' cluster IPs are allocated from (Kubernetes' default: 10.96.0.0/12).
+    pub service_cidr: Ipv4Cidr,
+}
+
+/// An IPv4 range, such as `10.96.0.0/12`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ipv4Cidr {
+    /// The first address of the range.
+    pub network: Ipv4Addr,
+    /// The length of the network prefix (0 to 32).
+    pub prefix_len: u8,
+}
+
+impl Ipv4Cidr {
+    /// How many addresses the range holds.
+    pub fn size(&self) -> u64 {
+        1u64 << (32 - u32::from(self.prefix_len.min(32)))
+    }
+
+    /// The address at `offset` from the start of the range.
+    pub fn nth(&self, offset: u64) -> Option<Ipv4Addr> {
+        let start = u64::from(u32::from(self.network));
+        let ip = u32::try_from(start + offset).ok()?;
+        (offset < self.size()).then(|| Ipv4Addr::from(ip))
+    }
+
+    /// Where `ip` is in the range (None: outside it).
+    pub fn offset_of(&self, ip: Ipv4Addr) -> Option<u64> {
+        let offset = u64::from(u32::from(ip)).checked_sub(u64::from(u32::from(self.network)))?;
+        (offset < self.size()).then_some(offset)
+    }
+}
+
+/// Why text is not an IPv4 range.
+#[derive(Debug, thiserror::Error)]
+#[error("{0:?} is not an IPv4 range such as 10.96.0.0/12")]
+pub struct Ipv4CidrError(String);
+
+impl std::str::FromStr for Ipv4Cidr {
+    type Err = Ipv4CidrError;
+
+    /// Parses `A.B.C.D/N` (N at most 30: a range needs room for a service).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let bad = || Ipv4CidrError(s.to_owned());
+        let (addr, len) = s.split_once('/').ok_or_else(bad)?;
+        let network: Ipv4Addr = addr.parse().map_err(|_| bad())?;
+        let prefix_len: u8 = len.parse().map_err(|_| bad())?;
+        if prefix_len > 30 {
+            return Err(bad());
+        }
+        let mask = u32::MAX
+            .checked_shl(32 - u32::from(prefix_len))
+            .unwrap_or(0);
+        Ok(Self {
+            network: Ipv4Addr::from(u32::from(network) & mask),
+            prefix_len,
+        })
+    }
+}
+
+impl Default for Ipv4Cidr {
+    fn default() -> Self {
+        Self {
+            network: Ipv4Addr::new(10, 96, 0, 0),
+            prefix_len: 12,
+        }
+    }
 }
 
 impl Default for ServerConfig {
@@ -41,6 +109,7 @@ impl Default for ServerConfig {
             max_body_bytes: 3 * 1024 * 1024,
             token: None,
             history: DEFAULT_HISTORY,
+            service_cidr: Ipv4Cidr::default(),
         }
     }
 }
@@ -122,5 +191,26 @@ impl Shared {
     pub(crate) fn openapi(&self) -> &OpenApi {
         self.openapi
             .get_or_init(|| OpenApi::generate(&self.resources, GIT_VERSION))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_parse_and_hold_their_addresses() {
+        let cidr: Ipv4Cidr = "10.96.0.0/12".parse().unwrap();
+        assert_eq!(cidr, Ipv4Cidr::default());
+        assert_eq!(cidr.size(), 1 << 20);
+        assert_eq!(cidr.nth(1), Some(Ipv4Addr::new(10, 96, 0, 1)));
+        assert_eq!(
+            cidr.offset_of(Ipv4Addr::new(10, 111, 255, 255)),
+            Some((1 << 20) - 1)
+        );
+        assert_eq!(cidr.offset_of(Ipv4Addr::new(10, 112, 0, 0)), None);
+        for bad in ["10.96.0.0", "10.96.0.0/31", "x/12", "10.96.0.0/x"] {
+            assert!(bad.parse::<Ipv4Cidr>().is_err(), "{bad}");
+        }
     }
 }

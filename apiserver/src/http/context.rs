@@ -11,7 +11,7 @@ use super::response::json_response;
 use super::route::ResourcePath;
 use crate::cache::WatchCache;
 use crate::cacher::storage_status;
-use crate::encode::{Format, ListMeta, table};
+use crate::encode::{Format, ListMeta, TableForm, table};
 use crate::error::ApiError;
 use crate::object::Object;
 use crate::query::Query;
@@ -44,12 +44,20 @@ impl RequestCtx<'_> {
     pub(crate) fn object_response(&self, code: u16, obj: &Arc<Object>) -> Response {
         match self.format {
             Format::Json => json_response(code, obj.raw().clone()),
-            Format::Table => {
+            Format::Table(version, include) => {
                 let meta = ListMeta {
                     resource_version: obj.resource_version_u64(),
                     ..ListMeta::default()
                 };
-                json_response(code, table(self.def, &meta, std::slice::from_ref(obj)))
+                let form = TableForm {
+                    version,
+                    include,
+                    columns: true,
+                };
+                json_response(
+                    code,
+                    table(self.def, &meta, std::slice::from_ref(obj), form),
+                )
             }
         }
     }

@@ -9,7 +9,7 @@ use super::options::{parse_match, read_rv, request_filter, validate_list_options
 use super::response::{json_response, stream_response};
 use crate::cacher::storage_status;
 use crate::continue_token::ContinueToken;
-use crate::encode::{Format, ListMeta, list_body, table};
+use crate::encode::{Format, ListMeta, TableForm, list_body, table};
 use crate::error::ApiError;
 use crate::filter::Filter;
 use crate::object::Object;
@@ -148,7 +148,14 @@ pub(super) async fn list(ctx: &RequestCtx<'_>) -> Result<Response, ApiError> {
         }
     };
     Ok(match ctx.format {
-        Format::Table => json_response(200, table(ctx.def, &meta, &items)),
+        Format::Table(version, include) => {
+            let form = TableForm {
+                version,
+                include,
+                columns: true,
+            };
+            json_response(200, table(ctx.def, &meta, &items, form))
+        }
         Format::Json => stream_response(list_body(ctx.def, &meta, items)),
     })
 }

@@ -20,6 +20,7 @@ use http::{HeaderMap, Method, header};
 
 use crate::encode::Format;
 use crate::error::ApiError;
+use crate::printers::IncludeObject;
 use crate::query::Query;
 use crate::shared::Shared;
 
@@ -74,11 +75,23 @@ async fn handle_inner(shared: &Arc<Shared>, req: Request) -> Result<Response, Ap
         .split('/')
         .filter(|s| !s.is_empty())
         .collect();
+    let include = IncludeObject::parse(query.get("includeObject")).ok_or_else(|| {
+        ApiError::invalid(
+            "meta.k8s.io",
+            "TableOptions",
+            "",
+            &[(
+                "includeObject".to_owned(),
+                "Unsupported value: must be 'Metadata', 'Object', 'None', or empty".to_owned(),
+            )],
+        )
+    })?;
     let format = Format::from_accept(
         parts
             .headers
             .get(header::ACCEPT)
             .and_then(|v| v.to_str().ok()),
+        include,
     );
     let route = route(shared, &segs);
     let Route::Resource(rp) = route else {

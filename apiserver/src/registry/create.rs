@@ -7,10 +7,10 @@ use kube_core::Resource;
 use rand::Rng;
 use serde_json::Value;
 
+use super::builtin::strategy_for;
 use super::decode::{check_type, object_of};
 use super::managed::{FieldManager, track_update};
-use super::strategy::strategy_for;
-use super::{Target, Written, now};
+use super::{Target, Written, now, service_ip};
 use crate::error::ApiError;
 use crate::object::Object;
 use crate::resource::ResourceDef;
@@ -159,7 +159,7 @@ async fn store_new(target: &Target<'_>, obj: Object) -> Result<Arc<Object>, ApiE
         .map_err(|e| target.status(&name, e))
 }
 
-/// Creates an object from a request body.
+/// Creates an object from a request body (a service gets its cluster IP).
 pub(crate) async fn create(
     target: &Target<'_>,
     body: Value,
@@ -175,6 +175,14 @@ pub(crate) async fn create(
         &name,
     )
     .await?;
+    if target.def.api.group.is_empty() && target.def.api.kind == "Service" {
+        let name = obj.meta().name.clone().unwrap_or_default();
+        let mut data = obj.data();
+        if let Some(spec) = data.get_mut("spec").and_then(Value::as_object_mut) {
+            service_ip::allocate(target, &name, spec).await?;
+        }
+        obj.set_data(data);
+    }
     track_update(target.def, None, &mut obj, manager)?;
     let stored = store_new(target, obj).await?;
     Ok(Written::new(target.def, stored))

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::strategy::strategy_for;
+use super::builtin::strategy_for;
 use crate::error::ApiError;
 use crate::object::Object;
 use crate::resource::ResourceDef;
@@ -13,7 +13,7 @@ use crate::validation;
 /// Builds an object of `def`'s kind from JSON, defaulted.
 pub(super) fn object_of(def: &ResourceDef, mut value: Value) -> Result<Object, ApiError> {
     validation::decode_builtin(def, &value)?;
-    strategy_for(def).default(&mut value);
+    strategy_for(def).default(def, &mut value);
     let mut obj = Object::from_value(value).map_err(|e| ApiError::bad_request(e.to_string()))?;
     check_type(def, &mut obj)?;
     Ok(obj)

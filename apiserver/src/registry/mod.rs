@@ -11,8 +11,10 @@
 //! - strategy.rs: the per-kind `Strategy` hooks (`prepare_for_create`,
 //!   `prepare_for_update`, `default`, `validate`, `validate_update`, `canonicalize`,
 //!   `warnings`, `allow_create_on_update`, `allow_unconditional_update`) and
-//!   `reset_fields`, with `strategy_for` choosing a kind's strategy;
-//! - scale.rs and token.rs: the `scale` and `token` subresources;
+//!   `reset_fields`; builtin.rs: the built-in kinds' strategies and `strategy_for`, which
+//!   picks a resource's;
+//! - scale.rs and token.rs: the `scale` and `token` subresources; service_ip.rs: services'
+//!   cluster IPs;
 //! - managed.rs: **the server-side apply seam**.
 //!
 //! # Server-side apply and managed fields
@@ -41,11 +43,13 @@ use crate::resource::ResourceDef;
 use crate::shared::Shared;
 use crate::storage::StorageError;
 
+mod builtin;
 mod create;
 mod decode;
 mod delete;
 mod managed;
 mod scale;
+mod service_ip;
 mod strategy;
 mod token;
 mod update;
@@ -69,7 +73,7 @@ pub(crate) struct Written {
 
 impl Written {
     fn new(def: &ResourceDef, object: Arc<Object>) -> Self {
-        let warnings = strategy::strategy_for(def).warnings(&object);
+        let warnings = builtin::strategy_for(def).warnings(&object);
         Self { object, warnings }
     }
 }

@@ -4,8 +4,8 @@
 //! A [`Strategy`] is a trait whose methods all have the behaviour of Kubernetes' generic
 //! strategy as default bodies: a kind's strategy is a unit struct that overrides only the hooks
 //! it has rules for (as Kubernetes' strategies embed the defaults), and custom resources and
-//! kinds without special rules use [`DefaultStrategy`]. [`strategy_for`] picks the strategy of a
-//! resource at run time (a `&'static dyn Strategy`: strategies hold no state).
+//! kinds without special rules use [`DefaultStrategy`]. `builtin::strategy_for` picks the
+//! strategy of a resource at run time (a `&'static dyn Strategy`: strategies hold no state).
 
 use kube_core::Resource;
 use serde_json::{Map, Value};
@@ -27,8 +27,11 @@ pub(crate) enum Subresource {
 /// default.
 pub(crate) trait Strategy: Sync {
     /// Fills in defaults (Kubernetes' defaulting functions, run when a body is decoded, before
-    /// any other hook): `value` is the whole object as JSON.
-    fn default(&self, _value: &mut Value) {}
+    /// any other hook): `value` is the whole object as JSON. By default, the built-in kinds'
+    /// defaults (custom resources have none yet).
+    fn default(&self, def: &ResourceDef, value: &mut Value) {
+        crate::defaults::apply(&def.api.api_version, &def.api.kind, value);
+    }
 
     /// Server-set fields of a new object (after its identity fields are set, before it is
     /// validated).
@@ -76,30 +79,23 @@ pub(crate) trait Strategy: Sync {
     }
 }
 
-/// The generic strategy: custom resources and kinds without special rules.
+/// The generic strategy: custom resources and kinds without special rules. A new object of a
+/// resource with a status subresource has no status (as custom resources).
 pub(crate) struct DefaultStrategy;
 
-impl Strategy for DefaultStrategy {}
-
-/// Namespaces: a new namespace is `Active`.
-struct NamespaceStrategy;
-
-impl Strategy for NamespaceStrategy {
-    fn prepare_for_create(&self, _def: &ResourceDef, obj: &mut Object) {
-        let mut data = obj.data();
-        if !data.contains_key("status") {
-            data.insert("status".into(), serde_json::json!({"phase": "Active"}));
-            obj.set_data(data);
+impl Strategy for DefaultStrategy {
+    fn prepare_for_create(&self, def: &ResourceDef, obj: &mut Object) {
+        if def.status_subresource {
+            set_status(obj, None);
         }
     }
 }
 
-/// The strategy of `def`'s kind.
-pub(crate) fn strategy_for(def: &ResourceDef) -> &'static dyn Strategy {
-    match (def.api.group.as_str(), def.api.kind.as_str()) {
-        ("", "Namespace") => &NamespaceStrategy,
-        _ => &DefaultStrategy,
-    }
+/// Replaces the status of `obj` (None: removes it).
+pub(crate) fn set_status(obj: &mut Object, status: Option<Value>) {
+    let mut data = obj.data();
+    set_field(&mut data, "status", status);
+    obj.set_data(data);
 }
 
 /// The top-level fields a write through `subresource` does not change, so that no field

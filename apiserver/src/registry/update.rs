@@ -6,10 +6,11 @@ use std::sync::Arc;
 use kube_core::Resource;
 use serde_json::Value;
 
+use super::builtin::strategy_for;
 use super::create::prepare_create;
 use super::decode::object_of;
 use super::managed::{FieldManager, apply, track_update};
-use super::strategy::{Subresource, strategy_for};
+use super::strategy::Subresource;
 use super::{Target, Written, conflict_stale, not_found};
 use crate::error::ApiError;
 use crate::object::Object;
@@ -36,7 +37,9 @@ fn prepare_update(
     mut new: Object,
     subresource: Subresource,
 ) -> Result<Object, ApiError> {
-    validation::check(def, name, &validation::meta_causes(new.meta()))?;
+    let mut causes = validation::meta_causes(new.meta());
+    causes.extend(validation::meta_update(new.meta(), old.meta()));
+    validation::check(def, name, &causes)?;
     let om = old.meta();
     let meta = new.meta_mut();
     meta.name.clone_from(&om.name);

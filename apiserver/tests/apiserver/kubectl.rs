@@ -138,6 +138,13 @@ fn kubectl_get_watch_create_apply_and_delete_work_against_the_binary() {
         out.lines().any(|l| l.starts_with("web")),
         "kubectl get -w printed: {out:?}"
     );
+    let header: Vec<&str> = out
+        .lines()
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    assert_eq!(header, ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

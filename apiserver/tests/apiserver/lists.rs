@@ -213,9 +213,9 @@ async fn label_and_pod_field_selectors_filter_lists() {
     let s = start().await;
     let c = client(&s);
     let pods = "/api/v1/namespaces/default/pods";
-    post(&c, pods, &pod("default", "a", "n1", "Running", "web")).await;
-    post(&c, pods, &pod("default", "b", "n2", "Pending", "web")).await;
-    post(&c, pods, &pod("default", "c", "n1", "Running", "db")).await;
+    create_pod(&c, pods, &pod("default", "a", "n1", "Running", "web")).await;
+    create_pod(&c, pods, &pod("default", "b", "n2", "Pending", "web")).await;
+    create_pod(&c, pods, &pod("default", "c", "n1", "Running", "db")).await;
     let (_, l) = get(&c, &format!("{pods}?labelSelector=app%3Dweb")).await;
     assert_eq!(names(&l), ["a", "b"]);
     let (_, l) = get(
@@ -233,7 +233,7 @@ async fn label_and_pod_field_selectors_filter_lists() {
 }
 
 #[tokio::test]
-async fn table_form_has_name_and_age_columns() {
+async fn table_form_of_configmaps_has_name_data_and_age_columns() {
     let (_s, c, _) = seeded(2).await;
     let req = http::Request::get(CMS)
         .header(
@@ -250,7 +250,20 @@ async fn table_form_has_name_and_age_columns() {
         .iter()
         .map(|c| c["name"].as_str().unwrap())
         .collect();
-    assert_eq!(cols, ["Name", "Age"]);
+    assert_eq!(cols, ["Name", "Data", "Age"]);
     assert_eq!(table["rows"][1]["cells"][0], "cm-01");
     assert_eq!(table["rows"][0]["object"]["kind"], "PartialObjectMetadata");
+}
+
+#[tokio::test]
+async fn a_continue_token_carrying_revision_0_is_400() {
+    let (_s, c, _) = seeded(2).await;
+    // {"v":"meta.k8s.io/v1","rv":0,"start":"default/cm-01"} in URL-safe base64.
+    let token = "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MCwic3RhcnQiOiJkZWZhdWx0L2NtLTAxIn0";
+    let (code, status) = get(&c, &format!("{CMS}?limit=1&continue={token}")).await;
+    assert_eq!((code, status["reason"].as_str()), (400, Some("BadRequest")));
+    assert_eq!(
+        status["message"],
+        "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
+    );
 }

@@ -142,6 +142,19 @@ pub(crate) fn pod(ns: &str, name: &str, node: &str, phase: &str, app: &str) -> V
     })
 }
 
+/// Creates a pod and then writes its status through `/status` (a create resets the status of
+/// a pod to `Pending`, as on a real API server); returns the pod as stored.
+pub(crate) async fn create_pod(client: &Client, pods: &str, pod: &Value) -> Value {
+    let (code, created) = post(client, pods, pod).await;
+    assert_eq!(code, 201, "{created}");
+    let name = created["metadata"]["name"].as_str().unwrap_or_default();
+    let mut with_status = created.clone();
+    with_status["status"] = pod["status"].clone();
+    let (code, stored) = put(client, &format!("{pods}/{name}/status"), &with_status).await;
+    assert_eq!(code, 200, "{stored}");
+    stored
+}
+
 pub(crate) fn configmap(name: &str, value: &str) -> Value {
     json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"v": value}})
 }

@@ -181,35 +181,53 @@ async fn object_leaving_the_label_selector_becomes_deleted_stamped_with_the_even
 }
 
 #[tokio::test]
-async fn node_name_watchers_see_a_pod_leave_their_node() {
+async fn node_name_watchers_see_a_pod_bound_to_their_node_and_leaving_it() {
     let (_s, c, a) = pod_a().await;
-    post(&c, PODS, &pod("default", "b", "n2", "Running", "web")).await;
+    let (_, unbound) = post(&c, PODS, &pod("default", "b", "", "Pending", "web")).await;
     let mut n1 = watch_after(
         &c,
         "/api/v1/pods?watch=1&fieldSelector=spec.nodeName%3Dn1&",
         &a,
     )
     .await;
-    let mut update = a.clone();
-    update["spec"]["nodeName"] = json!("n3");
-    let (code, _) = put(&c, &format!("{PODS}/a"), &update).await;
+    // A pod's node may be set once (as the scheduler binds it), not changed.
+    let mut bound = unbound.clone();
+    bound["spec"]["nodeName"] = json!("n1");
+    let (code, _) = put(&c, &format!("{PODS}/b"), &bound).await;
+    assert_eq!(code, 200);
+    let e = next_change(&mut n1).await;
+    assert_eq!(
+        (e["type"].as_str(), e["object"]["metadata"]["name"].as_str()),
+        (Some("ADDED"), Some("b"))
+    );
+    let mut moved = a.clone();
+    moved["spec"]["nodeName"] = json!("n3");
+    let (code, _) = put(&c, &format!("{PODS}/a"), &moved).await;
+    assert_eq!(code, 422, "a bound pod does not move");
+    // Without a grace period (a bound pod would otherwise stay for 30 s).
+    let (code, _) = request(
+        &c,
+        "DELETE",
+        &format!("{PODS}/a?gracePeriodSeconds=0"),
+        None,
+    )
+    .await;
     assert_eq!(code, 200);
     let e = next_change(&mut n1).await;
     assert_eq!(e["type"], "DELETED");
     assert_eq!(e["object"]["spec"]["nodeName"], "n1");
 }
-
 #[tokio::test]
 async fn status_phase_field_selector_filters_watches() {
     let s = start().await;
     let c = client(&s);
+    create_pod(&c, PODS, &pod("default", "running", "n1", "Running", "web")).await;
+    create_pod(&c, PODS, &pod("default", "pending", "n1", "Pending", "web")).await;
     let mut w = watch(
         &c,
         &format!("{PODS}?watch=1&fieldSelector=status.phase%21%3DRunning"),
     )
     .await;
-    post(&c, PODS, &pod("default", "running", "n1", "Running", "web")).await;
-    post(&c, PODS, &pod("default", "pending", "n1", "Pending", "web")).await;
     assert_eq!(
         next_change(&mut w).await["object"]["metadata"]["name"],
         "pending"

@@ -1,0 +1,74 @@
+//! Defaulting of the built-in kinds, as Kubernetes' defaulting functions
+//! (`pkg/apis/<group>/v1/defaults.go` and the generated `zz_generated.defaults.go` that walks
+//! nested types): fields a client leaves out get the values a cluster stores.
+//!
+//! Defaults work on the object's JSON (`serde_json::Value`), which is what the server holds:
+//! going through the k8s-openapi types would decode and re-encode every object of a write for
+//! a handful of `entry().or_insert()` calls, and would drop fields the types do not know.
+//! Each default is set only where the field is absent or `null`.
+//!
+//! - pod.rs: pods and pod templates (containers, probes, volumes);
+//! - workloads.rs: deployments, replicasets, statefulsets, daemonsets, jobs, cronjobs;
+//! - core.rs: services, namespaces, secrets, endpoints.
+
+use serde_json::{Map, Value};
+
+mod core;
+mod pod;
+#[cfg(test)]
+mod tests;
+mod workloads;
+
+/// Fills in the defaults of a built-in object of `api_version` and `kind` (others: nothing).
+pub(crate) fn apply(api_version: &str, kind: &str, value: &mut Value) {
+    let Some(obj) = value.as_object_mut() else {
+        return;
+    };
+    match (api_version, kind) {
+        ("v1", "Pod") => pod::pod(obj),
+        ("v1", "Service") => core::service(obj),
+        ("v1", "Namespace") => core::namespace(obj),
+        ("v1", "Secret") => core::secret(obj),
+        ("v1", "Endpoints") => core::endpoints(obj),
+        ("apps/v1", "Deployment") => workloads::deployment(obj),
+        ("apps/v1", "ReplicaSet") => workloads::replica_set(obj),
+        ("apps/v1", "StatefulSet") => workloads::stateful_set(obj),
+        ("apps/v1", "DaemonSet") => workloads::daemon_set(obj),
+        ("batch/v1", "Job") => workloads::job(obj),
+        ("batch/v1", "CronJob") => workloads::cron_job(obj),
+        _ => {}
+    }
+}
+
+/// Sets `key` to `value` when it is absent or null.
+fn set_default(map: &mut Map<String, Value>, key: &str, value: impl Into<Value>) {
+    if map.get(key).is_none_or(Value::is_null) {
+        map.insert(key.to_owned(), value.into());
+    }
+}
+
+/// The object at `key`, created empty when absent or null (None when it is not an object).
+fn object_entry<'a>(
+    map: &'a mut Map<String, Value>,
+    key: &str,
+) -> Option<&'a mut Map<String, Value>> {
+    set_default(map, key, Map::new());
+    map.get_mut(key).and_then(Value::as_object_mut)
+}
+
+/// The object at `key` if there is one.
+fn object_at<'a>(map: &'a mut Map<String, Value>, key: &str) -> Option<&'a mut Map<String, Value>> {
+    map.get_mut(key).and_then(Value::as_object_mut)
+}
+
+/// The objects in the list at `key`.
+fn items_at<'a>(
+    map: &'a mut Map<String, Value>,
+    key: &str,
+) -> impl Iterator<Item = &'a mut Map<String, Value>> {
+    map.get_mut(key)
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_object_mut)
+}

@@ -1,0 +1,171 @@
+//! Server-side printing: the columns and rows of the `meta.k8s.io` Table a resource answers
+//! with when a client asks for `as=Table` (what `kubectl get` shows), as Kubernetes'
+//! `pkg/printers/internalversion/printers.go` for the built-in kinds and the CRD table
+//! convertor (columns with JSON paths) for others.
+//!
+//! - workloads.rs: pods, deployments, replicasets, statefulsets, daemonsets, jobs, cronjobs;
+//! - core.rs: services, configmaps, secrets, namespaces, nodes, events, leases, ingresses;
+//! - cells.rs: what cells are made of (ages, counts, selectors, container lists).
+//!
+//! A resource without a printer of its own prints its `PrinterColumn`s (a custom resource's
+//! `additionalPrinterColumns`; by default NAME and AGE).
+
+use serde_json::{Map, Value, json};
+
+use crate::object::Object;
+use crate::resource::ResourceDef;
+
+mod cells;
+mod core;
+mod workloads;
+
+/// What a row carries besides its cells (the `includeObject` query parameter).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum IncludeObject {
+    /// Nothing.
+    None,
+    /// The object's metadata as a `PartialObjectMetadata` (the default).
+    #[default]
+    Metadata,
+    /// The whole object.
+    Object,
+}
+
+impl IncludeObject {
+    /// Parses `includeObject` (absent or empty: Metadata); None for an unknown value.
+    pub(crate) fn parse(value: Option<&str>) -> Option<Self> {
+        match value.unwrap_or("") {
+            "" | "Metadata" => Some(Self::Metadata),
+            "None" => Some(Self::None),
+            "Object" => Some(Self::Object),
+            _ => None,
+        }
+    }
+}
+
+/// A built-in column: name, type, priority and description.
+pub(crate) struct Column(&'static str, &'static str, i32, &'static str);
+
+const NAME: Column = Column(
+    "Name",
+    "string",
+    0,
+    "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+);
+
+const AGE: Column = Column(
+    "Age",
+    "string",
+    0,
+    "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.",
+);
+
+/// The printer of a built-in kind: its columns after NAME, and the cells of an object after its
+/// name (from its metadata and its other fields).
+type Cells = fn(&Object, &Map<String, Value>) -> Vec<Value>;
+
+fn builtin(def: &ResourceDef) -> Option<(&'static [Column], Cells)> {
+    let kind = def.api.kind.as_str();
+    workloads::printer(&def.api.group, kind).or_else(|| core::printer(&def.api.group, kind))
+}
+
+fn column_json(name: &str, type_: &str, format: &str, priority: i32, description: &str) -> Value {
+    json!({"name": name, "type": type_, "format": format, "description": description, "priority": priority})
+}
+
+/// The column definitions of `def`'s table.
+pub(crate) fn columns(def: &ResourceDef) -> Vec<Value> {
+    let mut out = vec![column_json(NAME.0, NAME.1, "name", NAME.2, NAME.3)];
+    match builtin(def) {
+        Some((columns, _)) => {
+            out.extend(columns.iter().map(|c| column_json(c.0, c.1, "", c.2, c.3)));
+        }
+        None => out.extend(
+            def.printer_columns
+                .iter()
+                .map(|c| column_json(&c.name, &c.type_, &c.format, c.priority, &c.description)),
+        ),
+    }
+    out
+}
+
+/// The row of `obj` in `def`'s table.
+pub(crate) fn row(def: &ResourceDef, obj: &Object, include: IncludeObject) -> Value {
+    let data = obj.data();
+    let mut cells = vec![Value::String(cells::name(obj))];
+    match builtin(def) {
+        Some((_, f)) => cells.extend(f(obj, &data)),
+        None => {
+            let value = obj.to_value();
+            cells.extend(
+                def.printer_columns
+                    .iter()
+                    .map(|c| cells::at_path(&value, &c.json_path)),
+            );
+        }
+    }
+    let mut row = json!({"cells": cells});
+    match include {
+        IncludeObject::None => {}
+        IncludeObject::Metadata => {
+            row["object"] = json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": obj.full_meta()});
+        }
+        IncludeObject::Object => row["object"] = obj.to_value(),
+    }
+    row
+}
+
+#[cfg(test)]
+mod tests {
+    use kube_core::ApiResource;
+
+    use super::*;
+    use crate::resource::PrinterColumn;
+
+    fn custom(columns: Vec<PrinterColumn>) -> ResourceDef {
+        let api = ApiResource {
+            group: "example.com".into(),
+            version: "v1".into(),
+            api_version: "example.com/v1".into(),
+            kind: "Widget".into(),
+            plural: "widgets".into(),
+        };
+        ResourceDef {
+            printer_columns: columns,
+            ..ResourceDef::custom(api, true)
+        }
+    }
+
+    fn widget() -> Object {
+        Object::from_value(json!({"apiVersion": "example.com/v1", "kind": "Widget",
+            "metadata": {"name": "w", "creationTimestamp": "2024-01-02T03:04:05Z"},
+            "spec": {"size": 3}}))
+        .unwrap_or_default()
+    }
+
+    #[test]
+    fn resources_without_a_printer_print_name_and_age() {
+        let def = custom(PrinterColumn::defaults());
+        let names: Vec<Value> = columns(&def).iter().map(|c| c["name"].clone()).collect();
+        assert_eq!(names, [json!("Name"), json!("Age")]);
+        let row = row(&def, &widget(), IncludeObject::None);
+        assert_eq!(row, json!({"cells": ["w", "2024-01-02T03:04:05Z"]}));
+    }
+
+    #[test]
+    fn printer_columns_take_their_cells_from_their_json_paths() {
+        let size = PrinterColumn {
+            name: "Size".into(),
+            type_: "integer".into(),
+            format: String::new(),
+            description: "The size.".into(),
+            priority: 0,
+            json_path: ".spec.size".into(),
+        };
+        let def = custom(vec![size]);
+        assert_eq!(columns(&def)[1]["type"], "integer");
+        let row = row(&def, &widget(), IncludeObject::Object);
+        assert_eq!(row["cells"], json!(["w", 3]));
+        assert_eq!(row["object"]["spec"]["size"], 3);
+    }
+}

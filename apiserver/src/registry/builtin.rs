@@ -1,0 +1,278 @@
+//! The strategies of the built-in kinds (`pkg/registry/<group>/<kind>/strategy.go`) and
+//! [`strategy_for`], which picks a resource's.
+
+use k8s_openapi::api::{apps, batch, core, networking, policy};
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use super::strategy::{DefaultStrategy, Strategy, Subresource, prepare_update, set_status};
+use crate::object::Object;
+use crate::resource::ResourceDef;
+use crate::validation::{self, Cause};
+
+type Data = Map<String, Value>;
+
+/// The rules of a built-in kind without hooks of its own: its initial status (as its
+/// `PrepareForCreate` sets `Status = <Kind>Status{}`; None: the status given is kept) and its
+/// validation of new objects and of updates.
+struct Rules {
+    initial_status: Option<fn() -> Value>,
+    validate: fn(&Data) -> Vec<Cause>,
+    validate_update: fn(&Data, &Data) -> Vec<Cause>,
+}
+
+impl Strategy for Rules {
+    fn prepare_for_create(&self, _def: &ResourceDef, obj: &mut Object) {
+        if let Some(status) = self.initial_status {
+            set_status(obj, Some(status()));
+        }
+    }
+
+    fn validate(&self, _def: &ResourceDef, obj: &Object) -> Vec<Cause> {
+        (self.validate)(&obj.data())
+    }
+
+    fn validate_update(&self, _def: &ResourceDef, new: &Object, old: &Object) -> Vec<Cause> {
+        (self.validate_update)(&new.data(), &old.data())
+    }
+}
+
+/// The empty status of type `T`, with the fields the type always encodes.
+fn empty<T: Default + Serialize>() -> Value {
+    serde_json::to_value(T::default()).unwrap_or_default()
+}
+
+fn nothing(_: &Data) -> Vec<Cause> {
+    Vec::new()
+}
+
+fn nothing_changed(_: &Data, _: &Data) -> Vec<Cause> {
+    Vec::new()
+}
+
+/// A kind whose new objects start with the empty status `T`, without validation of its own.
+const fn status_only(initial_status: fn() -> Value) -> Rules {
+    Rules {
+        initial_status: Some(initial_status),
+        validate: nothing,
+        validate_update: nothing_changed,
+    }
+}
+
+static DEPLOYMENT: Rules = Rules {
+    initial_status: Some(empty::<apps::v1::DeploymentStatus>),
+    validate: |d| validation::workload("Deployment", d),
+    validate_update: validation::selector_update,
+};
+static REPLICA_SET: Rules = Rules {
+    initial_status: Some(empty::<apps::v1::ReplicaSetStatus>),
+    validate: |d| validation::workload("ReplicaSet", d),
+    validate_update: validation::selector_update,
+};
+static STATEFUL_SET: Rules = Rules {
+    initial_status: Some(empty::<apps::v1::StatefulSetStatus>),
+    validate: |d| validation::workload("StatefulSet", d),
+    validate_update: validation::selector_update,
+};
+static DAEMON_SET: Rules = Rules {
+    initial_status: Some(empty::<apps::v1::DaemonSetStatus>),
+    validate: |d| validation::workload("DaemonSet", d),
+    validate_update: validation::selector_update,
+};
+static JOB: Rules = Rules {
+    initial_status: Some(empty::<batch::v1::JobStatus>),
+    validate: validation::job,
+    validate_update: validation::job_update,
+};
+static CRON_JOB: Rules = Rules {
+    initial_status: Some(empty::<batch::v1::CronJobStatus>),
+    validate: validation::cron_job,
+    validate_update: nothing_changed,
+};
+static CONFIG_MAP: Rules = Rules {
+    initial_status: None,
+    validate: nothing,
+    validate_update: |n, o| validation::immutable_data(n, o, &["data", "binaryData"]),
+};
+static SECRET: Rules = Rules {
+    initial_status: None,
+    validate: nothing,
+    validate_update: |n, o| validation::immutable_data(n, o, &["data"]),
+};
+static RESOURCE_QUOTA: Rules = status_only(empty::<core::v1::ResourceQuotaStatus>);
+static INGRESS: Rules = status_only(empty::<networking::v1::IngressStatus>);
+static PDB: Rules = status_only(empty::<policy::v1::PodDisruptionBudgetStatus>);
+
+/// Namespaces: a new namespace is `Active`.
+struct NamespaceStrategy;
+
+impl Strategy for NamespaceStrategy {
+    fn prepare_for_create(&self, _def: &ResourceDef, obj: &mut Object) {
+        set_status(obj, Some(json!({"phase": "Active"})));
+    }
+}
+
+/// Nodes keep the status they are registered with.
+struct NodeStrategy;
+
+impl Strategy for NodeStrategy {}
+
+/// Services: the allocated addresses stay when an update leaves them out, and may not change.
+struct ServiceStrategy;
+
+/// The fields of a service's spec allocated at create.
+const ALLOCATED: &[&str] = &["clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"];
+
+impl Strategy for ServiceStrategy {
+    fn prepare_for_create(&self, _def: &ResourceDef, obj: &mut Object) {
+        set_status(
+            obj,
+            serde_json::to_value(core::v1::ServiceStatus::default()).ok(),
+        );
+    }
+
+    fn prepare_for_update(
+        &self,
+        def: &ResourceDef,
+        new: &mut Object,
+        old: &Object,
+        sub: Subresource,
+    ) {
+        prepare_update(def, new, old, sub);
+        let old_spec = old.data().get("spec").cloned().unwrap_or_default();
+        let mut data = new.data();
+        if let Some(spec) = data.get_mut("spec").and_then(Value::as_object_mut) {
+            for field in ALLOCATED {
+                let missing = spec.get(*field).is_none_or(|v| v.is_null() || v == "");
+                if let (true, Some(value)) = (missing, old_spec.get(*field)) {
+                    spec.insert((*field).to_owned(), value.clone());
+                }
+            }
+        }
+        new.set_data(data);
+    }
+
+    fn validate_update(&self, _def: &ResourceDef, new: &Object, old: &Object) -> Vec<Cause> {
+        let ip = |o: &Object| o.field("spec.clusterIP").map(|ip| ip.into_owned());
+        let (new_ip, old_ip) = (ip(new), ip(old));
+        if old_ip.is_none() || new_ip == old_ip {
+            return Vec::new();
+        }
+        let new_ips = new
+            .data()
+            .get("spec")
+            .and_then(|s| s.get("clusterIPs"))
+            .cloned()
+            .unwrap_or(Value::Null);
+        vec![(
+            "spec.clusterIPs[0]".to_owned(),
+            format!("Invalid value: {new_ips}: may not change once set"),
+        )]
+    }
+}
+
+/// Pods: a new pod is `Pending`, with its QoS class.
+struct PodStrategy;
+
+impl Strategy for PodStrategy {
+    fn prepare_for_create(&self, _def: &ResourceDef, obj: &mut Object) {
+        let qos = qos_class(&obj.data());
+        set_status(obj, Some(json!({"phase": "Pending", "qosClass": qos})));
+    }
+
+    fn validate(&self, _def: &ResourceDef, obj: &Object) -> Vec<Cause> {
+        let mut causes = Vec::new();
+        let data = obj.data();
+        validation::pod_spec(
+            data.get("spec").unwrap_or(&Value::Null),
+            "spec",
+            &mut causes,
+        );
+        causes
+    }
+
+    fn validate_update(&self, _def: &ResourceDef, new: &Object, old: &Object) -> Vec<Cause> {
+        validation::pod_update(&new.data(), &old.data())
+    }
+}
+
+/// A pod's QoS class (`pkg/apis/core/helper/qos/qos.go`): BestEffort without any request or
+/// limit, Guaranteed when every container limits cpu and memory with requests equal to the
+/// limits, else Burstable.
+fn qos_class(data: &Data) -> &'static str {
+    let containers: Vec<&Value> = ["containers", "initContainers"]
+        .iter()
+        .filter_map(|k| data.get("spec")?.get(*k)?.as_array())
+        .flatten()
+        .collect();
+    let resources = |c: &Value, kind: &str| {
+        c.get("resources")
+            .and_then(|r| r.get(kind))
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let any = containers
+        .iter()
+        .any(|c| !resources(c, "requests").is_empty() || !resources(c, "limits").is_empty());
+    if !any {
+        return "BestEffort";
+    }
+    let guaranteed = containers.iter().all(|c| {
+        let (limits, requests) = (resources(c, "limits"), resources(c, "requests"));
+        ["cpu", "memory"].iter().all(|r| {
+            limits.contains_key(*r) && requests.get(*r).is_none_or(|q| Some(q) == limits.get(*r))
+        })
+    });
+    if guaranteed {
+        "Guaranteed"
+    } else {
+        "Burstable"
+    }
+}
+
+/// The strategy of `def`'s kind.
+pub(crate) fn strategy_for(def: &ResourceDef) -> &'static dyn Strategy {
+    match (def.api.group.as_str(), def.api.kind.as_str()) {
+        ("", "Namespace") => &NamespaceStrategy,
+        ("", "Node") => &NodeStrategy,
+        ("", "Pod") => &PodStrategy,
+        ("", "Service") => &ServiceStrategy,
+        ("", "ConfigMap") => &CONFIG_MAP,
+        ("", "Secret") => &SECRET,
+        ("", "ResourceQuota") => &RESOURCE_QUOTA,
+        ("apps", "Deployment") => &DEPLOYMENT,
+        ("apps", "ReplicaSet") => &REPLICA_SET,
+        ("apps", "StatefulSet") => &STATEFUL_SET,
+        ("apps", "DaemonSet") => &DAEMON_SET,
+        ("batch", "Job") => &JOB,
+        ("batch", "CronJob") => &CRON_JOB,
+        ("networking.k8s.io", "Ingress") => &INGRESS,
+        ("policy", "PodDisruptionBudget") => &PDB,
+        _ => &DefaultStrategy,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn qos_classes_follow_requests_and_limits() {
+        let pod = |resources: Value| {
+            json!({"spec": {"containers": [{"resources": resources}]}})
+                .as_object()
+                .cloned()
+                .unwrap_or_default()
+        };
+        assert_eq!(qos_class(&pod(json!({}))), "BestEffort");
+        assert_eq!(
+            qos_class(&pod(json!({"requests": {"cpu": "1"}}))),
+            "Burstable"
+        );
+        assert_eq!(
+            qos_class(&pod(json!({"limits": {"cpu": "1", "memory": "1Gi"}}))),
+            "Guaranteed"
+        );
+    }
+}

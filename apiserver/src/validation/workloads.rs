@@ -1,0 +1,202 @@
+//! Workloads (`pkg/apis/apps/validation/validation.go`, `pkg/apis/batch/validation/
+//! validation.go`): replicas, selectors matching their template, template pod specs, restart
+//! policies, and the immutable selector and job template.
+
+use serde_json::{Map, Value};
+
+use super::Cause;
+use super::field::{
+    go_label_selector, go_scalar, go_string_map, invalid, required, requirement_values, unsupported,
+};
+use super::pod::pod_spec;
+
+const NON_NEGATIVE: &str = "must be greater than or equal to 0";
+const IMMUTABLE: &str = "field is immutable";
+
+/// Whether `selector` (a `LabelSelector`) selects `labels`.
+fn selects(selector: &Value, labels: Option<&Map<String, Value>>) -> bool {
+    let get = |k: &str| labels.and_then(|l| l.get(k)).and_then(Value::as_str);
+    let match_labels = selector
+        .get("matchLabels")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .all(|(k, v)| get(k) == v.as_str());
+    let expressions = selector
+        .get("matchExpressions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .all(|r| {
+            let key = r["key"].as_str().unwrap_or("");
+            let values = requirement_values(r);
+            match (r["operator"].as_str().unwrap_or(""), get(key)) {
+                ("In", Some(v)) => values.contains(&v),
+                ("NotIn", v) => v.is_none_or(|v| !values.contains(&v)),
+                ("Exists", v) => v.is_some(),
+                ("DoesNotExist", v) => v.is_none(),
+                _ => false,
+            }
+        });
+    match_labels && expressions
+}
+
+fn non_negative(spec: &Value, field: &str, causes: &mut Vec<Cause>) {
+    if let Some(n) = spec.get(field).and_then(Value::as_i64)
+        && n < 0
+    {
+        causes.push(invalid(
+            &format!("spec.{field}"),
+            &n.to_string(),
+            NON_NEGATIVE,
+        ));
+    }
+}
+
+/// Deployments, replicasets, statefulsets and daemonsets (`kind`).
+pub(crate) fn workload(kind: &str, data: &Map<String, Value>) -> Vec<Cause> {
+    let mut causes = Vec::new();
+    let spec = data.get("spec").unwrap_or(&Value::Null);
+    non_negative(spec, "replicas", &mut causes);
+    non_negative(spec, "minReadySeconds", &mut causes);
+    non_negative(spec, "revisionHistoryLimit", &mut causes);
+    let template = spec.get("template").unwrap_or(&Value::Null);
+    let labels = template
+        .pointer("/metadata/labels")
+        .and_then(Value::as_object);
+    match spec.get("selector").filter(|s| !s.is_null()) {
+        None => causes.push(required("spec.selector", "")),
+        Some(selector) => {
+            let empty = ["matchLabels", "matchExpressions"].iter().all(|k| {
+                selector.get(*k).is_none_or(|v| {
+                    v.as_object().is_some_and(Map::is_empty)
+                        || v.as_array().is_some_and(Vec::is_empty)
+                        || v.is_null()
+                })
+            });
+            if empty && kind == "Deployment" {
+                causes.push(invalid(
+                    "spec.selector",
+                    &go_label_selector(selector),
+                    "empty selector is invalid for deployment",
+                ));
+            } else if !selects(selector, labels) {
+                causes.push(invalid(
+                    "spec.template.metadata.labels",
+                    &go_string_map(labels),
+                    "`selector` does not match template `labels`",
+                ));
+            }
+        }
+    }
+    let pod = template.get("spec").unwrap_or(&Value::Null);
+    pod_spec(pod, "spec.template.spec", &mut causes);
+    if let Some(policy) = pod.get("restartPolicy").and_then(Value::as_str)
+        && policy != "Always"
+    {
+        causes.push(unsupported(
+            "spec.template.spec.restartPolicy",
+            policy,
+            &["Always"],
+        ));
+    }
+    causes
+}
+
+/// The selector of a workload or job may not change.
+pub(crate) fn selector_update(new: &Map<String, Value>, old: &Map<String, Value>) -> Vec<Cause> {
+    let selector = |d: &Map<String, Value>| d.get("spec").and_then(|s| s.get("selector")).cloned();
+    match (selector(new), selector(old)) {
+        (Some(n), Some(o)) if n != o => {
+            vec![invalid("spec.selector", &go_label_selector(&n), IMMUTABLE)]
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// A job's spec at `path` (`spec`, `spec.jobTemplate.spec`): counts and the template's restart
+/// policy (`OnFailure` or `Never`).
+fn job_spec(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
+    for field in [
+        "parallelism",
+        "completions",
+        "backoffLimit",
+        "activeDeadlineSeconds",
+    ] {
+        if let Some(n) = spec.get(field).and_then(Value::as_i64)
+            && n < 0
+        {
+            causes.push(invalid(
+                &format!("{path}.{field}"),
+                &n.to_string(),
+                NON_NEGATIVE,
+            ));
+        }
+    }
+    let pod = spec.pointer("/template/spec").unwrap_or(&Value::Null);
+    let template_path = format!("{path}.template.spec");
+    pod_spec(pod, &template_path, causes);
+    let policy_path = format!("{template_path}.restartPolicy");
+    match pod
+        .get("restartPolicy")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+    {
+        "OnFailure" | "Never" => {}
+        "Always" | "" => causes.push(required(
+            &policy_path,
+            r#"valid values: "OnFailure", "Never""#,
+        )),
+        other => causes.push(unsupported(&policy_path, other, &["OnFailure", "Never"])),
+    }
+}
+
+pub(crate) fn job(data: &Map<String, Value>) -> Vec<Cause> {
+    let mut causes = Vec::new();
+    job_spec(
+        data.get("spec").unwrap_or(&Value::Null),
+        "spec",
+        &mut causes,
+    );
+    causes
+}
+
+/// A job's template may not change (the value is not printed as Kubernetes' Go dump of a
+/// `core.PodTemplateSpec`).
+pub(crate) fn job_update(new: &Map<String, Value>, old: &Map<String, Value>) -> Vec<Cause> {
+    let mut causes = selector_update(new, old);
+    let template = |d: &Map<String, Value>| d.get("spec").and_then(|s| s.get("template")).cloned();
+    if template(new) != template(old) {
+        causes.push(invalid(
+            "spec.template",
+            "core.PodTemplateSpec{...}",
+            IMMUTABLE,
+        ));
+    }
+    let completions =
+        |d: &Map<String, Value>| d.get("spec").and_then(|s| s.get("completions")).cloned();
+    if let (Some(n), Some(o)) = (completions(new), completions(old))
+        && n != o
+    {
+        causes.push(invalid("spec.completions", &go_scalar(&n), IMMUTABLE));
+    }
+    causes
+}
+
+pub(crate) fn cron_job(data: &Map<String, Value>) -> Vec<Cause> {
+    let mut causes = Vec::new();
+    let spec = data.get("spec").unwrap_or(&Value::Null);
+    if spec
+        .get("schedule")
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty)
+    {
+        causes.push(required("spec.schedule", ""));
+    }
+    job_spec(
+        spec.pointer("/jobTemplate/spec").unwrap_or(&Value::Null),
+        "spec.jobTemplate.spec",
+        &mut causes,
+    );
+    causes
+}

@@ -1,0 +1,231 @@
+//! Each kind's validation and immutable fields over HTTP: status code, reason, message and
+//! causes as a real API server answers. Cases from Kubernetes'
+//! `pkg/apis/apps/validation/validation_test.go` (TestValidateDeployment: missing selector,
+//! negative replicas, selector not matching the template, immutable selector),
+//! `pkg/apis/core/validation/validation_test.go` (TestValidatePodSpec: no containers, container
+//! without image; TestValidatePodUpdate: restartPolicy; TestValidateConfigMapUpdate: immutable;
+//! TestValidateObjectMetaUpdatePreventsDeletionFieldMutation / new finalizers) and
+//! `pkg/apis/batch/validation/validation_test.go` (restartPolicy of a job template).
+
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+const DEPLOYS: &str = "/apis/apps/v1/namespaces/default/deployments";
+const PODS: &str = "/api/v1/namespaces/default/pods";
+const CMS: &str = "/api/v1/namespaces/default/configmaps";
+
+fn deployment(name: &str) -> Value {
+    json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name},
+           "spec": {"selector": {"matchLabels": {"app": "web"}},
+                    "template": {"metadata": {"labels": {"app": "web"}},
+                                 "spec": {"containers": [{"name": "c", "image": "img:1"}]}}}})
+}
+
+/// The 422 body's message and its causes as (field, reason, message).
+fn invalid(status: &Value) -> (String, Vec<(String, String, String)>) {
+    let causes = status["details"]["causes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            let text = |k: &str| c[k].as_str().unwrap_or("").to_owned();
+            (text("field"), text("reason"), text("message"))
+        })
+        .collect();
+    (status["message"].as_str().unwrap_or("").to_owned(), causes)
+}
+
+fn cause(field: &str, reason: &str, message: &str) -> (String, String, String) {
+    (field.to_owned(), reason.to_owned(), message.to_owned())
+}
+
+#[tokio::test]
+async fn a_deployment_without_selector_is_422_required() {
+    let s = start().await;
+    let c = client(&s);
+    let mut d = deployment("d");
+    d["spec"].as_object_mut().unwrap().remove("selector");
+    let (code, status) = post(&c, DEPLOYS, &d).await;
+    assert_eq!((code, status["reason"].as_str()), (422, Some("Invalid")));
+    assert_eq!(
+        invalid(&status),
+        (
+            "Deployment.apps \"d\" is invalid: spec.selector: Required value".to_owned(),
+            vec![cause(
+                "spec.selector",
+                "FieldValueRequired",
+                "Required value"
+            )]
+        )
+    );
+}
+
+#[tokio::test]
+async fn negative_replicas_and_a_selector_not_matching_the_template_are_422() {
+    let s = start().await;
+    let c = client(&s);
+    let mut d = deployment("d");
+    d["spec"]["replicas"] = json!(-3);
+    d["spec"]["template"]["metadata"]["labels"] = json!({"app": "other"});
+    let (code, status) = post(&c, DEPLOYS, &d).await;
+    assert_eq!(code, 422);
+    let (message, causes) = invalid(&status);
+    assert_eq!(
+        message,
+        "Deployment.apps \"d\" is invalid: [spec.replicas: Invalid value: -3: must be greater than or equal to 0, spec.template.metadata.labels: Invalid value: map[string]string{\"app\":\"other\"}: `selector` does not match template `labels`]"
+    );
+    assert_eq!(causes[0].0, "spec.replicas");
+    assert_eq!(causes[1].1, "FieldValueInvalid");
+}
+
+#[tokio::test]
+async fn a_pod_without_containers_or_image_is_422() {
+    let s = start().await;
+    let c = client(&s);
+    let pod = json!({"metadata": {"name": "p"}, "spec": {"containers": []}});
+    let (code, status) = post(&c, PODS, &pod).await;
+    assert_eq!(code, 422);
+    assert_eq!(
+        invalid(&status).0,
+        "Pod \"p\" is invalid: spec.containers: Required value"
+    );
+    let pod = json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c"}]}});
+    let (_, status) = post(&c, PODS, &pod).await;
+    assert_eq!(
+        invalid(&status).1,
+        [cause(
+            "spec.containers[0].image",
+            "FieldValueRequired",
+            "Required value"
+        )]
+    );
+}
+
+#[tokio::test]
+async fn a_job_template_restarting_always_is_422() {
+    let s = start().await;
+    let c = client(&s);
+    let job = json!({"metadata": {"name": "j"},
+        "spec": {"template": {"spec": {"containers": [{"name": "c", "image": "i"}]}}}});
+    let (code, status) = post(&c, "/apis/batch/v1/namespaces/default/jobs", &job).await;
+    assert_eq!(code, 422);
+    assert_eq!(
+        invalid(&status).0,
+        "Job.batch \"j\" is invalid: spec.template.spec.restartPolicy: Required value: valid values: \"OnFailure\", \"Never\""
+    );
+}
+
+#[tokio::test]
+async fn a_deployment_selector_is_immutable() {
+    let s = start().await;
+    let c = client(&s);
+    let (_, d) = post(&c, DEPLOYS, &deployment("d")).await;
+    let mut changed = d.clone();
+    changed["spec"]["selector"] = json!({"matchLabels": {"app": "web", "tier": "x"}});
+    changed["spec"]["template"]["metadata"]["labels"] = json!({"app": "web", "tier": "x"});
+    let (code, status) = put(&c, &format!("{DEPLOYS}/d"), &changed).await;
+    assert_eq!(code, 422);
+    assert_eq!(
+        invalid(&status).0,
+        "Deployment.apps \"d\" is invalid: spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{\"app\":\"web\", \"tier\":\"x\"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is immutable"
+    );
+}
+
+#[tokio::test]
+async fn a_pod_restart_policy_may_not_change_but_its_image_may() {
+    let s = start().await;
+    let c = client(&s);
+    let pod =
+        json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i:1"}]}});
+    post(&c, PODS, &pod).await;
+    let patch_pod = |body: Value| {
+        let c = c.clone();
+        async move {
+            patch(
+                &c,
+                &format!("{PODS}/p"),
+                "application/merge-patch+json",
+                &body,
+            )
+            .await
+        }
+    };
+    let (code, status) = patch_pod(json!({"spec": {"restartPolicy": "Never"}})).await;
+    assert_eq!(code, 422);
+    let (_, causes) = invalid(&status);
+    assert_eq!(
+        (causes[0].0.as_str(), causes[0].1.as_str()),
+        ("spec", "FieldValueForbidden")
+    );
+    assert!(causes[0].2.starts_with(
+        "Forbidden: pod updates may not change fields other than `spec.containers[*].image`"
+    ));
+    let (code, p) =
+        patch_pod(json!({"spec": {"containers": [{"name": "c", "image": "i:2"}]}})).await;
+    assert_eq!(
+        (code, p["spec"]["containers"][0]["image"].as_str()),
+        (200, Some("i:2"))
+    );
+}
+
+#[tokio::test]
+async fn an_immutable_configmap_keeps_its_data() {
+    let s = start().await;
+    let c = client(&s);
+    let cm = json!({"metadata": {"name": "cm"}, "data": {"a": "1"}, "immutable": true});
+    post(&c, CMS, &cm).await;
+    let (code, status) = patch(
+        &c,
+        &format!("{CMS}/cm"),
+        "application/merge-patch+json",
+        &json!({"data": {"a": "2"}}),
+    )
+    .await;
+    assert_eq!(code, 422);
+    assert_eq!(
+        invalid(&status).0,
+        "ConfigMap \"cm\" is invalid: data: Forbidden: field is immutable when `immutable` is set"
+    );
+}
+
+#[tokio::test]
+async fn an_update_with_another_uid_is_422() {
+    let s = start().await;
+    let c = client(&s);
+    let (_, cm) = post(&c, CMS, &configmap("cm", "1")).await;
+    let mut other = cm.clone();
+    other["metadata"]["uid"] = json!("11111111-2222-3333-4444-555555555555");
+    let (code, status) = put(&c, &format!("{CMS}/cm"), &other).await;
+    assert_eq!(code, 422);
+    assert_eq!(
+        invalid(&status).0,
+        "ConfigMap \"cm\" is invalid: metadata.uid: Invalid value: \"11111111-2222-3333-4444-555555555555\": field is immutable"
+    );
+}
+
+#[tokio::test]
+async fn no_finalizer_may_be_added_to_an_object_being_deleted() {
+    let s = start().await;
+    let c = client(&s);
+    let cm = json!({"metadata": {"name": "cm", "finalizers": ["a"]}});
+    post(&c, CMS, &cm).await;
+    let (code, _) = request(&c, "DELETE", &format!("{CMS}/cm"), None).await;
+    assert_eq!(code, 200);
+    let (code, status) = patch(
+        &c,
+        &format!("{CMS}/cm"),
+        "application/merge-patch+json",
+        &json!({"metadata": {"finalizers": ["a", "b"]}}),
+    )
+    .await;
+    assert_eq!(code, 422);
+    assert_eq!(
+        invalid(&status).1,
+        [cause(
+            "metadata.finalizers",
+            "FieldValueForbidden",
+            "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{\"b\"}"
+        )]
+    );
+}
