@@ -89,12 +89,12 @@ fn collect(entry: &Entry, snapshot: &Snapshot, owners_waiting: bool) -> Action {
     Action::on(&entry.def, obj, Change::Delete(options))
 }
 
-/// Strips the reference to `owner_uid` from a dependent.
-fn strip_owner(entry: &Entry, owner_uid: String) -> Action {
+/// Strips the references to `owner_uids` from a dependent.
+fn strip_owners(entry: &Entry, owner_uids: Vec<String>) -> Action {
     let change = Change::Update(Box::new(move |obj: &mut Object| {
         let meta = obj.meta_mut();
         if let Some(refs) = meta.owner_references.as_mut() {
-            refs.retain(|r| r.uid != owner_uid);
+            refs.retain(|r| !owner_uids.contains(&r.uid));
         }
         if meta.owner_references.as_ref().is_some_and(Vec::is_empty) {
             meta.owner_references = None;
@@ -121,7 +121,11 @@ pub(super) async fn decide(
                 if dependents.is_empty() {
                     actions.push(Action::on(&entry.def, obj, without_finalizer(ORPHAN)));
                 }
-                actions.extend(dependents.into_iter().map(|d| strip_owner(d, uid.clone())));
+                actions.extend(
+                    dependents
+                        .into_iter()
+                        .map(|d| strip_owners(d, vec![uid.clone()])),
+                );
             } else if has_finalizer(obj, FOREGROUND) {
                 let blocked = snapshot.dependents_of(&uid).any(|d| {
                     d.object
@@ -160,15 +164,19 @@ pub(super) async fn decide(
         };
         let mut waiting = false;
         let mut solid = false;
+        let mut absent = Vec::new();
         for owner in owners {
             match owner_state(shared, snapshot, entry, owner).await? {
                 Owner::Solid => solid = true,
                 Owner::Waiting => waiting = true,
-                Owner::Absent => {}
+                Owner::Absent => absent.push(owner.uid.clone()),
             }
         }
         if !solid {
             actions.push(collect(entry, snapshot, waiting));
+        } else if !absent.is_empty() {
+            // Live owners keep it; the references to the gone ones are dropped.
+            actions.push(strip_owners(entry, absent));
         }
     }
     Ok(wake)

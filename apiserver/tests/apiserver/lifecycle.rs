@@ -11,7 +11,7 @@ on_every_backend!(
     background_deletion_collects_the_whole_chain_after_the_owner,
     foreground_deletion_deletes_dependents_first_then_the_owner,
     orphan_deletion_strips_references_and_keeps_the_dependents,
-    dependents_of_owners_that_never_existed_are_collected,
+    dependents_of_owners_that_never_existed_are_collected_and_dangling_references_dropped,
     writes_into_missing_or_terminating_namespaces_are_refused,
     namespace_deletion_waits_for_finalizer_held_content_then_removes_the_namespace,
     system_namespaces_exist_and_cannot_be_deleted,
@@ -163,7 +163,9 @@ async fn orphan_deletion_strips_references_and_keeps_the_dependents(backend: Bac
     }
 }
 
-async fn dependents_of_owners_that_never_existed_are_collected(backend: Backend) {
+async fn dependents_of_owners_that_never_existed_are_collected_and_dangling_references_dropped(
+    backend: Backend,
+) {
     let Some(s) = backend.server().await else {
         return;
     };
@@ -184,6 +186,33 @@ async fn dependents_of_owners_that_never_existed_are_collected(backend: Backend)
             .0,
         404
     );
+    // With a live owner beside the missing one, the object stays and loses the dangling
+    // reference.
+    let cms = "/api/v1/namespaces/default/configmaps";
+    let (_, owner) = post(
+        &c,
+        cms,
+        &json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "owner"}}),
+    )
+    .await;
+    let mut refs = owner_ref(&ghost, false);
+    let mut live = owner_ref(&owner, false)[0].clone();
+    live["controller"] = json!(false);
+    refs.as_array_mut().unwrap().push(live);
+    let (code, body) = post(
+        &c,
+        cms,
+        &json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "half", "ownerReferences": refs}}),
+    )
+    .await;
+    assert_eq!(code, 201, "{body}");
+    s.wait_controllers_idle().await.unwrap();
+    let (code, half) = get(&c, &format!("{cms}/half")).await;
+    assert_eq!(code, 200);
+    let left = half["metadata"]["ownerReferences"].as_array().unwrap();
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0]["name"], "owner");
 }
 
 async fn writes_into_missing_or_terminating_namespaces_are_refused(backend: Backend) {
