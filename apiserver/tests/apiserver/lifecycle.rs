@@ -215,6 +215,63 @@ async fn dependents_of_owners_that_never_existed_are_collected_and_dangling_refe
     assert_eq!(left[0]["name"], "owner");
 }
 
+/// Watchers of the pods, the ReplicaSets and the Deployments see a Foreground cascade in the
+/// order a cluster shows it: the owner marked, the pods gone, the ReplicaSet gone, the owner
+/// gone, each after the one before (resource versions).
+#[tokio::test]
+async fn a_foreground_cascade_reaches_watchers_dependents_before_the_owner() {
+    use crate::support::{next_change, rv, watch};
+
+    let Some(s) = Backend::Memory.server().await else {
+        return;
+    };
+    let c = s.client().unwrap();
+    create_namespace(&c, "gc-watch").await;
+    let (deploy, _, _) = chain(&c, "gc-watch", true).await;
+    let (_, current) = get(&c, &deploy).await;
+    let from = rv(&current);
+    let ns = "/namespaces/gc-watch";
+    let mut deploys = watch(
+        &c,
+        &format!("/apis/apps/v1{ns}/deployments?watch=1&resourceVersion={from}"),
+    )
+    .await;
+    let mut rss = watch(
+        &c,
+        &format!("/apis/apps/v1{ns}/replicasets?watch=1&resourceVersion={from}"),
+    )
+    .await;
+    let mut pods = watch(
+        &c,
+        &format!("/api/v1{ns}/pods?watch=1&resourceVersion={from}"),
+    )
+    .await;
+    assert_eq!(delete_with(&c, &deploy, "Foreground").await.0, 200);
+    let marked = next_change(&mut deploys).await;
+    assert_eq!(marked["type"], "MODIFIED");
+    // Each dependent is marked (Foreground when it has dependents) or deleted; keep the
+    // resource version of each DELETED.
+    async fn deleted(lines: &mut crate::support::WatchLines, n: usize) -> Vec<u64> {
+        let mut out = Vec::new();
+        while out.len() < n {
+            let e = next_change(lines).await;
+            if e["type"] == "DELETED" {
+                out.push(rv(&e["object"]));
+            }
+        }
+        out
+    }
+    let pods_gone = deleted(&mut pods, 2).await;
+    let rs_gone = deleted(&mut rss, 1).await;
+    let deploy_gone = deleted(&mut deploys, 1).await;
+    assert!(rv(&marked["object"]) < pods_gone[0]);
+    assert!(
+        pods_gone.iter().all(|p| *p < rs_gone[0]),
+        "{pods_gone:?} {rs_gone:?}"
+    );
+    assert!(rs_gone[0] < deploy_gone[0]);
+}
+
 async fn writes_into_missing_or_terminating_namespaces_are_refused(backend: Backend) {
     let Some(s) = backend.server().await else {
         return;
