@@ -113,6 +113,26 @@ impl ResourceDef {
         self
     }
 
+    /// Prints these columns (name, type, JSON path; shown by default) before `Age`, as the
+    /// kind's printer in Kubernetes' `printers.go` does for the values that are plain fields.
+    #[must_use]
+    fn columns(mut self, columns: &[(&str, &str, &str)]) -> Self {
+        let mut out: Vec<PrinterColumn> = columns
+            .iter()
+            .map(|(name, type_, path)| PrinterColumn {
+                name: (*name).to_owned(),
+                type_: (*type_).to_owned(),
+                format: String::new(),
+                description: String::new(),
+                priority: 0,
+                json_path: (*path).to_owned(),
+            })
+            .collect();
+        out.extend(PrinterColumn::defaults());
+        self.printer_columns = out;
+        self
+    }
+
     /// The storage key prefix of the resource: `{group}/{plural}/`.
     pub fn key_prefix(&self) -> String {
         format!("{}/{}/", self.api.group, self.api.plural)
@@ -184,7 +204,17 @@ pub fn builtin_resources() -> Vec<ResourceDef> {
             .with_status(),
         b("", "v1", "PersistentVolume", "persistentvolumes", false)
             .short(&["pv"])
-            .with_status(),
+            .with_status()
+            .columns(&[
+                ("Capacity", "string", ".spec.capacity.storage"),
+                (
+                    "Reclaim Policy",
+                    "string",
+                    ".spec.persistentVolumeReclaimPolicy",
+                ),
+                ("Status", "string", ".status.phase"),
+                ("StorageClass", "string", ".spec.storageClassName"),
+            ]),
         b(
             "",
             "v1",
@@ -193,7 +223,13 @@ pub fn builtin_resources() -> Vec<ResourceDef> {
             true,
         )
         .short(&["pvc"])
-        .with_status(),
+        .with_status()
+        .columns(&[
+            ("Status", "string", ".status.phase"),
+            ("Volume", "string", ".spec.volumeName"),
+            ("Capacity", "string", ".status.capacity.storage"),
+            ("StorageClass", "string", ".spec.storageClassName"),
+        ]),
         b("apps", "v1", "Deployment", "deployments", true)
             .short(&["deploy"])
             .with_status()
@@ -226,7 +262,12 @@ pub fn builtin_resources() -> Vec<ResourceDef> {
         )
         .short(&["hpa"])
         .with_status()
-        .in_all(),
+        .in_all()
+        .columns(&[
+            ("MinPods", "integer", ".spec.minReplicas"),
+            ("MaxPods", "integer", ".spec.maxReplicas"),
+            ("Replicas", "integer", ".status.currentReplicas"),
+        ]),
         b("batch", "v1", "Job", "jobs", true)
             .with_status()
             .with_generation()
@@ -243,7 +284,8 @@ pub fn builtin_resources() -> Vec<ResourceDef> {
             "EndpointSlice",
             "endpointslices",
             true,
-        ),
+        )
+        .columns(&[("AddressType", "string", ".addressType")]),
         b(
             "networking.k8s.io",
             "v1",
@@ -282,7 +324,13 @@ pub fn builtin_resources() -> Vec<ResourceDef> {
             "storageclasses",
             false,
         )
-        .short(&["sc"]),
+        .short(&["sc"])
+        .columns(&[
+            ("Provisioner", "string", ".provisioner"),
+            ("ReclaimPolicy", "string", ".reclaimPolicy"),
+            ("VolumeBindingMode", "string", ".volumeBindingMode"),
+            ("AllowVolumeExpansion", "boolean", ".allowVolumeExpansion"),
+        ]),
         b(rbac, "v1", "Role", "roles", true),
         b(rbac, "v1", "RoleBinding", "rolebindings", true),
         b(rbac, "v1", "ClusterRole", "clusterroles", false),

@@ -9,7 +9,7 @@ use crate::support::{post, start, test_builder};
 
 #[test]
 fn kubectl_auth_can_i_whoami_and_api_resources_see_the_new_groups() {
-    let Some((kc, server, _dir)) = session("auth") else {
+    let Some((kc, server, dir)) = session("auth") else {
         return;
     };
     let (code, out) = kubectl_status(&kc, &server, &["auth", "can-i", "create", "pods"]);
@@ -34,6 +34,16 @@ fn kubectl_auth_can_i_whoami_and_api_resources_see_the_new_groups() {
     ] {
         assert!(resources.contains(line), "{line} missing from\n{resources}");
     }
+    let manifest = dir.join("sc.yaml");
+    std::fs::write(
+        &manifest,
+        "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: fast}\nprovisioner: example.com/fast\n",
+    )
+    .unwrap();
+    kubectl(&kc, &server, &["apply", "-f", manifest.to_str().unwrap()]);
+    let sc = kubectl(&kc, &server, &["get", "sc", "fast"]);
+    assert!(sc.starts_with("NAME   PROVISIONER"), "{sc}");
+    assert!(sc.contains("example.com/fast"), "{sc}");
     let verbs = kubectl(
         &kc,
         &server,
