@@ -36,8 +36,10 @@ fn subresource(status: bool) -> Subresource {
     }
 }
 
-/// The response of a write: the object, and a `Warning` header for each warning.
+/// The response of a write: the object (201 when the write created it, else `code`), and a
+/// `Warning` header for each warning.
 fn written_response(ctx: &RequestCtx<'_>, code: u16, written: &Written) -> Response {
+    let code = if written.created { 201 } else { code };
     let mut resp = ctx.object_response(code, &written.object);
     for warning in &written.warnings {
         let text = format!("299 - {}", serde_json::Value::from(warning.as_str()));

@@ -2,6 +2,7 @@
 //! [`strategy_for`], which picks a resource's.
 
 use k8s_openapi::api::{apps, batch, core, networking, policy};
+use kube_core::Resource;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
@@ -79,11 +80,6 @@ static DAEMON_SET: Rules = Rules {
     validate: |d| validation::workload("DaemonSet", d),
     validate_update: validation::selector_update,
 };
-static JOB: Rules = Rules {
-    initial_status: Some(empty::<batch::v1::JobStatus>),
-    validate: validation::job,
-    validate_update: validation::job_update,
-};
 static CRON_JOB: Rules = Rules {
     initial_status: Some(empty::<batch::v1::CronJobStatus>),
     validate: validation::cron_job,
@@ -152,11 +148,16 @@ impl Strategy for ServiceStrategy {
         new.set_data(data);
     }
 
+    fn validate(&self, _def: &ResourceDef, obj: &Object) -> Vec<Cause> {
+        validation::service(&obj.data())
+    }
+
     fn validate_update(&self, _def: &ResourceDef, new: &Object, old: &Object) -> Vec<Cause> {
+        let mut causes = validation::service(&new.data());
         let ip = |o: &Object| o.field("spec.clusterIP").map(|ip| ip.into_owned());
         let (new_ip, old_ip) = (ip(new), ip(old));
         if old_ip.is_none() || new_ip == old_ip {
-            return Vec::new();
+            return causes;
         }
         let new_ips = new
             .data()
@@ -164,10 +165,63 @@ impl Strategy for ServiceStrategy {
             .and_then(|s| s.get("clusterIPs"))
             .cloned()
             .unwrap_or(Value::Null);
-        vec![(
+        causes.push((
             "spec.clusterIPs[0]".to_owned(),
             format!("Invalid value: {new_ips}: may not change once set"),
-        )]
+        ));
+        causes
+    }
+}
+
+/// Jobs: unless `spec.manualSelector`, a new job selects its pods by its uid, and its template
+/// labels them with its uid and name (`pkg/registry/batch/job/strategy.go`,
+/// `generateSelector`; labels the client set are kept).
+struct JobStrategy;
+
+impl Strategy for JobStrategy {
+    fn prepare_for_create(&self, _def: &ResourceDef, obj: &mut Object) {
+        set_status(obj, Some(empty::<batch::v1::JobStatus>()));
+        let uid = obj.meta().uid.clone().unwrap_or_default();
+        let name = obj.meta().name.clone().unwrap_or_default();
+        let mut data = obj.data();
+        let Some(spec) = data.get_mut("spec").and_then(Value::as_object_mut) else {
+            return;
+        };
+        if spec.get("manualSelector").and_then(Value::as_bool) == Some(true) {
+            return;
+        }
+        let template_labels = spec
+            .get_mut("template")
+            .and_then(Value::as_object_mut)
+            .map(|t| t.entry("metadata").or_insert_with(|| json!({})))
+            .and_then(Value::as_object_mut)
+            .map(|m| m.entry("labels").or_insert_with(|| json!({})))
+            .and_then(Value::as_object_mut);
+        if let Some(labels) = template_labels {
+            for (key, value) in [
+                ("batch.kubernetes.io/controller-uid", &uid),
+                ("batch.kubernetes.io/job-name", &name),
+                ("controller-uid", &uid),
+                ("job-name", &name),
+            ] {
+                labels
+                    .entry(key)
+                    .or_insert_with(|| Value::String(value.clone()));
+            }
+        }
+        spec.insert(
+            "selector".into(),
+            json!({"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}),
+        );
+        obj.set_data(data);
+    }
+
+    fn validate(&self, _def: &ResourceDef, obj: &Object) -> Vec<Cause> {
+        validation::job(&obj.data())
+    }
+
+    fn validate_update(&self, _def: &ResourceDef, new: &Object, old: &Object) -> Vec<Cause> {
+        validation::job_update(&new.data(), &old.data())
     }
 }
 
@@ -245,7 +299,7 @@ pub(crate) fn strategy_for(def: &ResourceDef) -> &'static dyn Strategy {
         ("apps", "ReplicaSet") => &REPLICA_SET,
         ("apps", "StatefulSet") => &STATEFUL_SET,
         ("apps", "DaemonSet") => &DAEMON_SET,
-        ("batch", "Job") => &JOB,
+        ("batch", "Job") => &JobStrategy,
         ("batch", "CronJob") => &CRON_JOB,
         ("networking.k8s.io", "Ingress") => &INGRESS,
         ("policy", "PodDisruptionBudget") => &PDB,

@@ -185,5 +185,5 @@ pub(crate) async fn create(
     }
     track_update(target.def, None, &mut obj, manager)?;
     let stored = store_new(target, obj).await?;
-    Ok(Written::new(target.def, stored))
+    Ok(Written::new(target.def, stored, true))
 }

@@ -40,10 +40,9 @@ pub(crate) async fn delete(
 ) -> Result<Arc<Object>, ApiError> {
     let storage = &target.shared.storage;
     let key = target.key(name);
-    let current = storage
-        .get(key.clone())
-        .await
-        .map_err(|e| target.status(name, e))?
+    let current = target
+        .get(name)
+        .await?
         .ok_or_else(|| target.not_found(name))?;
     if target.dry_run {
         return Ok(current);

@@ -69,12 +69,18 @@ pub(crate) struct Written {
     pub(crate) object: Arc<Object>,
     /// Warnings for the client (`Warning` headers).
     pub(crate) warnings: Vec<String>,
+    /// Whether the write created the object (201 Created).
+    pub(crate) created: bool,
 }
 
 impl Written {
-    fn new(def: &ResourceDef, object: Arc<Object>) -> Self {
+    fn new(def: &ResourceDef, object: Arc<Object>, created: bool) -> Self {
         let warnings = builtin::strategy_for(def).warnings(&object);
-        Self { object, warnings }
+        Self {
+            object,
+            warnings,
+            created,
+        }
     }
 }
 
@@ -99,6 +105,15 @@ impl Target<'_> {
     /// A storage error as the API server's status for `name`.
     fn status(&self, name: &str, err: StorageError) -> ApiError {
         storage_status(self.def, name, err)
+    }
+
+    /// The stored object `name` of the target, if any.
+    async fn get(&self, name: &str) -> Result<Option<Arc<Object>>, ApiError> {
+        self.shared
+            .storage
+            .get(self.key(name))
+            .await
+            .map_err(|e| self.status(name, e))
     }
 
     fn not_found(&self, name: &str) -> ApiError {

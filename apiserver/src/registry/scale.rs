@@ -84,11 +84,8 @@ fn with_replicas(cur: &Object, replicas: i64) -> Object {
 /// The `Scale` of an object (GET of `.../{name}/scale`).
 pub(crate) async fn get_scale(target: &Target<'_>, name: &str) -> Result<Value, ApiError> {
     let obj = target
-        .shared
-        .storage
-        .get(target.key(name))
-        .await
-        .map_err(|e| target.status(name, e))?
+        .get(name)
+        .await?
         .ok_or_else(|| target.not_found(name))?;
     Ok(scale_of(&obj))
 }

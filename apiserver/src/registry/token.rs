@@ -18,12 +18,7 @@ pub(crate) async fn create_token(
     name: &str,
     request: &Value,
 ) -> Result<Value, ApiError> {
-    let account = target
-        .shared
-        .storage
-        .get(target.key(name))
-        .await
-        .map_err(|e| target.status(name, e))?;
+    let account = target.get(name).await?;
     if account.is_none() {
         return Err(target.not_found(name));
     }

@@ -7,7 +7,7 @@ use kube_core::Resource;
 use serde_json::Value;
 
 use super::builtin::strategy_for;
-use super::create::prepare_create;
+use super::create::{create, prepare_create};
 use super::decode::object_of;
 use super::managed::{FieldManager, apply, track_update};
 use super::strategy::Subresource;
@@ -64,7 +64,7 @@ pub(crate) async fn guaranteed_update(
     let storage = &target.shared.storage;
     let key = target.key(name);
     if target.dry_run {
-        let cur = storage.get(key).await.map_err(|e| target.status(name, e))?;
+        let cur = target.get(name).await?;
         return f(cur.as_ref()).map(Arc::new);
     }
     let obj = storage
@@ -167,7 +167,39 @@ pub(crate) async fn update(
         Ok(next)
     });
     let stored = guaranteed_update(target, name, f).await?;
-    Ok(Written::new(target.def, stored))
+    Ok(Written::new(target.def, stored, false))
+}
+
+/// An apply patch of an absent object creates it, through the create path (a service gets its
+/// cluster IP); None when the object exists (or was created meanwhile).
+async fn apply_create(
+    target: &Target<'_>,
+    name: &str,
+    request: &PatchRequest,
+    manager: &FieldManager,
+) -> Result<Option<Written>, ApiError> {
+    let live = target.get(name).await?;
+    if live.is_some() {
+        return Ok(None);
+    }
+    let mut value = apply(target.def, None, &request.patch, manager)?;
+    if let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut) {
+        match meta.get("name").and_then(Value::as_str) {
+            Some(given) if given != name => {
+                return Err(ApiError::bad_request(format!(
+                    "the name of the object ({given}) does not match the name on the URL ({name})"
+                )));
+            }
+            _ => {
+                meta.insert("name".into(), Value::String(name.to_owned()));
+            }
+        }
+    }
+    match create(target, value, manager).await {
+        Ok(written) => Ok(Some(written)),
+        Err(e) if e.reason == "AlreadyExists" => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 /// PATCH of an object or its status. An apply patch of an absent object creates it.
@@ -178,6 +210,12 @@ pub(crate) async fn patch(
     subresource: Subresource,
     manager: &FieldManager,
 ) -> Result<Written, ApiError> {
+    if request.kind == PatchKind::Apply
+        && subresource == Subresource::Main
+        && let Some(written) = apply_create(target, name, &request, manager).await?
+    {
+        return Ok(written);
+    }
     let def = Arc::clone(target.def);
     let owned_name = name.to_owned();
     let namespace = target.namespace.map(str::to_owned);
@@ -229,5 +267,5 @@ pub(crate) async fn patch(
         Ok(next)
     });
     let stored = guaranteed_update(target, name, f).await?;
-    Ok(Written::new(target.def, stored))
+    Ok(Written::new(target.def, stored, false))
 }

@@ -1,7 +1,7 @@
 //! Validation as the Kubernetes API server does it: object names, labels and annotations (with
 //! its messages and field paths), the types of built-in kinds (by decoding into their
 //! k8s-openapi type), and `DeleteOptions`; field.rs words field errors as Kubernetes does,
-//! pod.rs and workloads.rs validate the specs of pods and workloads, update.rs what updates
+//! pod.rs, service.rs and workloads.rs validate the specs of pods, services and workloads, update.rs what updates
 //! may not change.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -12,10 +12,12 @@ use crate::resource::ResourceDef;
 
 pub(crate) mod field;
 mod pod;
+mod service;
 mod update;
 mod workloads;
 
 pub(crate) use pod::{pod_spec, pod_update};
+pub(crate) use service::service;
 pub(crate) use update::{immutable_data, meta_update};
 pub(crate) use workloads::{cron_job, job, job_update, selector_update, workload};
 

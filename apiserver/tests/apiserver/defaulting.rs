@@ -144,3 +144,52 @@ on_every_backend!(
     services_get_a_cluster_ip_from_the_service_range,
     a_service_keeps_its_cluster_ip_on_update_and_may_not_change_it,
 );
+
+#[tokio::test]
+async fn an_apply_creating_a_service_answers_201_with_a_cluster_ip() {
+    let s = start().await;
+    let c = client(&s);
+    let svc = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "applied"},
+                     "spec": {"ports": [{"port": 443}]}});
+    let (code, created) = patch(
+        &c,
+        &format!("{SERVICES}/applied?fieldManager=test"),
+        "application/apply-patch+yaml",
+        &svc,
+    )
+    .await;
+    assert_eq!(code, 201, "{created}");
+    assert!(
+        created["spec"]["clusterIP"]
+            .as_str()
+            .is_some_and(|ip| ip.starts_with("10."))
+    );
+    let (code, _) = patch(
+        &c,
+        &format!("{SERVICES}/applied?fieldManager=test"),
+        "application/apply-patch+yaml",
+        &svc,
+    )
+    .await;
+    assert_eq!(code, 200, "a second apply updates");
+}
+
+#[tokio::test]
+async fn a_job_selects_its_pods_by_its_uid() {
+    let s = start().await;
+    let c = client(&s);
+    let job = json!({"metadata": {"name": "j"}, "spec": {"template": {"spec": {
+        "restartPolicy": "Never", "containers": [{"name": "c", "image": "i"}]}}}});
+    let (code, j) = post(&c, "/apis/batch/v1/namespaces/default/jobs", &job).await;
+    assert_eq!(code, 201, "{j}");
+    let uid = j["metadata"]["uid"].as_str().unwrap();
+    assert_eq!(
+        j["spec"]["selector"],
+        json!({"matchLabels": {"batch.kubernetes.io/controller-uid": uid}})
+    );
+    let labels = &j["spec"]["template"]["metadata"]["labels"];
+    assert_eq!(labels["controller-uid"], uid);
+    assert_eq!(labels["batch.kubernetes.io/job-name"], "j");
+    assert_eq!(labels["job-name"], "j");
+    assert_eq!(j["spec"]["backoffLimit"], 6);
+}

@@ -5,7 +5,8 @@
 //! `pkg/apis/core/validation/validation_test.go` (TestValidatePodSpec: no containers, container
 //! without image; TestValidatePodUpdate: restartPolicy; TestValidateConfigMapUpdate: immutable;
 //! TestValidateObjectMetaUpdatePreventsDeletionFieldMutation / new finalizers) and
-//! `pkg/apis/batch/validation/validation_test.go` (restartPolicy of a job template).
+//! `pkg/apis/batch/validation/validation_test.go` (restartPolicy of a job template); services
+//! from TestValidateService (ports required unless headless, port range, protocols).
 
 use serde_json::{Value, json};
 
@@ -228,4 +229,41 @@ async fn no_finalizer_may_be_added_to_an_object_being_deleted() {
             "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{\"b\"}"
         )]
     );
+}
+
+#[tokio::test]
+async fn a_service_without_ports_or_with_a_bad_port_is_422() {
+    let s = start().await;
+    let c = client(&s);
+    let services = "/api/v1/namespaces/default/services";
+    let svc = |spec: Value| json!({"metadata": {"name": "s"}, "spec": spec});
+    let (code, status) = post(&c, services, &svc(json!({"selector": {"app": "web"}}))).await;
+    assert_eq!(code, 422);
+    assert_eq!(
+        invalid(&status).0,
+        "Service \"s\" is invalid: spec.ports: Required value"
+    );
+    let (_, status) = post(
+        &c,
+        services,
+        &svc(json!({"ports": [{"port": 70000, "protocol": "HTTP"}]})),
+    )
+    .await;
+    assert_eq!(
+        invalid(&status).1,
+        [
+            cause(
+                "spec.ports[0].port",
+                "FieldValueInvalid",
+                "Invalid value: 70000: must be between 1 and 65535, inclusive"
+            ),
+            cause(
+                "spec.ports[0].protocol",
+                "FieldValueNotSupported",
+                "Unsupported value: \"HTTP\": supported values: \"SCTP\", \"TCP\", \"UDP\""
+            ),
+        ]
+    );
+    let (code, _) = post(&c, services, &svc(json!({"clusterIP": "None"}))).await;
+    assert_eq!(code, 201, "a headless service needs no ports");
 }
