@@ -13,6 +13,10 @@ const FILES: &[&str] = &[
     "api/scheduling/v1/generated.proto",
     "api/rbac/v1/generated.proto",
     "api/authentication/v1/generated.proto",
+    "api/authorization/v1/generated.proto",
+    "api/autoscaling/v2/generated.proto",
+    "api/discovery/v1/generated.proto",
+    "api/storage/v1/generated.proto",
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

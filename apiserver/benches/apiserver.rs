@@ -38,7 +38,9 @@ fn runtime() -> Runtime {
 }
 
 async fn seeded_server(n: usize) -> TestServer {
-    let server = TestServer::start().await.unwrap();
+    // The fixture pods name ReplicaSets that do not exist: no garbage collection.
+    let builder = kcache_apiserver::ApiServer::builder().garbage_collection(false);
+    let server = TestServer::start_with(builder).await.unwrap();
     let objects = (0..n).map(|i| Object::from_value(testing::pod_json(i, 100, 0)).unwrap());
     server.seed(objects).await.unwrap();
     server.wait_caches_synced().await.unwrap();

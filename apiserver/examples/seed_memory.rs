@@ -31,7 +31,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .map(|s| s.parse())
         .transpose()?
         .unwrap_or(10_000);
-    let server = TestServer::start().await?;
+    // The fixture pods name ReplicaSets that do not exist: no garbage collection.
+    let builder = kcache_apiserver::ApiServer::builder().garbage_collection(false);
+    let server = TestServer::start_with(builder).await?;
     let before = rss_mib();
     let (mut generated, mut built, mut seeded) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
     let mut encoded = 0usize;

@@ -2,7 +2,8 @@
 //! the OpenAPI documents describe.
 
 use k8s_openapi::api::{
-    apps, batch, coordination, core, events, networking, policy, rbac, scheduling,
+    apps, autoscaling, batch, coordination, core, discovery, events, networking, policy, rbac,
+    scheduling, storage,
 };
 use k8s_openapi::schemars::{Schema, SchemaGenerator};
 use serde_json::Value;
@@ -40,17 +41,23 @@ kinds![
     core::v1::Event,
     core::v1::ServiceAccount,
     core::v1::ResourceQuota,
+    core::v1::PersistentVolume,
+    core::v1::PersistentVolumeClaim,
     apps::v1::Deployment,
     apps::v1::ReplicaSet,
     apps::v1::StatefulSet,
     apps::v1::DaemonSet,
+    autoscaling::v2::HorizontalPodAutoscaler,
     batch::v1::Job,
     batch::v1::CronJob,
     coordination::v1::Lease,
     events::v1::Event,
+    discovery::v1::EndpointSlice,
     networking::v1::Ingress,
+    networking::v1::NetworkPolicy,
     policy::v1::PodDisruptionBudget,
     scheduling::v1::PriorityClass,
+    storage::v1::StorageClass,
     rbac::v1::Role,
     rbac::v1::RoleBinding,
     rbac::v1::ClusterRole,

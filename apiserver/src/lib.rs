@@ -17,6 +17,11 @@
 //!   server's statuses) with an axum router;
 //!   [`TestServer`] runs it on a free local port and hands out a configured
 //!   [`kube_client::Client`].
+//! - Object lifecycle as in a cluster: finalizers, propagation policies and pod grace periods
+//!   on delete, NamespaceLifecycle admission, and a garbage collector, namespace controller
+//!   and pod reaper running inside the server on its watch caches
+//!   ([`ApiServer::wait_controllers_idle`]); the authorization and authentication reviews
+//!   (access answered from [`AccessRule`]s, allow-all by default).
 //!
 //! [`ListerWatcher`]: kcache_reflector::ListerWatcher
 //!
@@ -40,10 +45,14 @@
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod access;
+mod admission;
 mod cache;
 mod cacher;
 mod continue_token;
+mod controllers;
 mod defaults;
+mod deletion;
 mod encode;
 mod error;
 mod fieldmanager;
@@ -63,6 +72,7 @@ mod query;
 mod registry;
 mod resource;
 mod resource_version;
+mod reviews;
 mod schema;
 mod server;
 mod shared;
@@ -72,6 +82,7 @@ mod test_etcd;
 mod testing;
 mod validation;
 
+pub use access::AccessRule;
 pub use cache::{CacheConfig, WatchCache};
 pub use cacher::StorageListerWatcher;
 pub use error::ApiError;

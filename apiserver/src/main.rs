@@ -120,16 +120,10 @@ async fn run(args: Args) -> Result<(), String> {
         builder = builder.storage(std::sync::Arc::new(storage));
     }
     let server = builder.build();
-    for ns in ["default", "kube-system", "kube-public"] {
-        let namespace =
-            object(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}))?;
-        // A persistent storage (etcd) may have them from an earlier run.
-        match server.create(namespace).await {
-            Ok(_) => {}
-            Err(e) if e.code == 409 => {}
-            Err(e) => return Err(e.to_string()),
-        }
-    }
+    server
+        .ensure_system_namespaces()
+        .await
+        .map_err(|e| e.to_string())?;
     for path in &args.seed {
         let objects = read_objects(path)?;
         let n = objects.len();
@@ -210,6 +204,9 @@ fn read_objects(path: &Path) -> Result<Vec<Object>, String> {
     Ok(out)
 }
 
+/// The kubeconfig of the server at `url`: every official client accepts it as written (the
+/// JavaScript client refuses an `http://` server unless `insecure-skip-tls-verify` is set; the
+/// others ignore the flag for plain HTTP).
 fn kubeconfig(url: &str, token: Option<&str>) -> String {
     let user = match token {
         Some(t) => format!(
@@ -219,7 +216,7 @@ fn kubeconfig(url: &str, token: Option<&str>) -> String {
         None => "  user: {}\n".to_owned(),
     };
     format!(
-        "apiVersion: v1\nkind: Config\nclusters:\n- name: kcache\n  cluster:\n    server: {url}\nusers:\n- name: kcache\n{user}contexts:\n- name: kcache\n  context:\n    cluster: kcache\n    user: kcache\n    namespace: default\ncurrent-context: kcache\n"
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: kcache\n  cluster:\n    server: {url}\n    insecure-skip-tls-verify: true\nusers:\n- name: kcache\n{user}contexts:\n- name: kcache\n  context:\n    cluster: kcache\n    user: kcache\n    namespace: default\ncurrent-context: kcache\n"
     )
 }
 

@@ -113,6 +113,26 @@ impl ResourceDef {
         self
     }
 
+    /// Prints these columns (name, type, JSON path; shown by default) before `Age`, as the
+    /// kind's printer in Kubernetes' `printers.go` does for the values that are plain fields.
+    #[must_use]
+    fn columns(mut self, columns: &[(&str, &str, &str)]) -> Self {
+        let mut out: Vec<PrinterColumn> = columns
+            .iter()
+            .map(|(name, type_, path)| PrinterColumn {
+                name: (*name).to_owned(),
+                type_: (*type_).to_owned(),
+                format: String::new(),
+                description: String::new(),
+                priority: 0,
+                json_path: (*path).to_owned(),
+            })
+            .collect();
+        out.extend(PrinterColumn::defaults());
+        self.printer_columns = out;
+        self
+    }
+
     /// The storage key prefix of the resource: `{group}/{plural}/`.
     pub fn key_prefix(&self) -> String {
         format!("{}/{}/", self.api.group, self.api.plural)
@@ -149,9 +169,10 @@ impl ResourceDef {
 }
 
 /// The built-in resources: namespaces, pods, nodes, services, endpoints, configmaps, secrets,
-/// events (core and `events.k8s.io/v1`), serviceaccounts, resourcequotas, deployments, replicasets, statefulsets, daemonsets,
-/// jobs, cronjobs, leases, ingresses, poddisruptionbudgets, priorityclasses, roles,
-/// rolebindings, clusterroles and clusterrolebindings.
+/// events (core and `events.k8s.io/v1`), serviceaccounts, resourcequotas, persistentvolumes, persistentvolumeclaims,
+/// deployments, replicasets, statefulsets, daemonsets, horizontalpodautoscalers (autoscaling/v2),
+/// jobs, cronjobs, leases, endpointslices, networkpolicies, ingresses, poddisruptionbudgets,
+/// priorityclasses, storageclasses, roles, rolebindings, clusterroles and clusterrolebindings.
 pub fn builtin_resources() -> Vec<ResourceDef> {
     let b = ResourceDef::builtin;
     let mut pods = b("", "v1", "Pod", "pods", true)
@@ -181,6 +202,34 @@ pub fn builtin_resources() -> Vec<ResourceDef> {
         b("", "v1", "ResourceQuota", "resourcequotas", true)
             .short(&["quota"])
             .with_status(),
+        b("", "v1", "PersistentVolume", "persistentvolumes", false)
+            .short(&["pv"])
+            .with_status()
+            .columns(&[
+                ("Capacity", "string", ".spec.capacity.storage"),
+                (
+                    "Reclaim Policy",
+                    "string",
+                    ".spec.persistentVolumeReclaimPolicy",
+                ),
+                ("Status", "string", ".status.phase"),
+                ("StorageClass", "string", ".spec.storageClassName"),
+            ]),
+        b(
+            "",
+            "v1",
+            "PersistentVolumeClaim",
+            "persistentvolumeclaims",
+            true,
+        )
+        .short(&["pvc"])
+        .with_status()
+        .columns(&[
+            ("Status", "string", ".status.phase"),
+            ("Volume", "string", ".spec.volumeName"),
+            ("Capacity", "string", ".status.capacity.storage"),
+            ("StorageClass", "string", ".spec.storageClassName"),
+        ]),
         b("apps", "v1", "Deployment", "deployments", true)
             .short(&["deploy"])
             .with_status()
@@ -204,6 +253,21 @@ pub fn builtin_resources() -> Vec<ResourceDef> {
             .with_status()
             .with_generation()
             .in_all(),
+        b(
+            "autoscaling",
+            "v2",
+            "HorizontalPodAutoscaler",
+            "horizontalpodautoscalers",
+            true,
+        )
+        .short(&["hpa"])
+        .with_status()
+        .in_all()
+        .columns(&[
+            ("MinPods", "integer", ".spec.minReplicas"),
+            ("MaxPods", "integer", ".spec.maxReplicas"),
+            ("Replicas", "integer", ".status.currentReplicas"),
+        ]),
         b("batch", "v1", "Job", "jobs", true)
             .with_status()
             .with_generation()
@@ -216,6 +280,23 @@ pub fn builtin_resources() -> Vec<ResourceDef> {
         b("coordination.k8s.io", "v1", "Lease", "leases", true),
         // Kept apart from the core Events (a real API server stores both in one table).
         b("events.k8s.io", "v1", "Event", "events", true),
+        b(
+            "discovery.k8s.io",
+            "v1",
+            "EndpointSlice",
+            "endpointslices",
+            true,
+        )
+        .columns(&[("AddressType", "string", ".addressType")]),
+        b(
+            "networking.k8s.io",
+            "v1",
+            "NetworkPolicy",
+            "networkpolicies",
+            true,
+        )
+        .short(&["netpol"])
+        .with_generation(),
         b("networking.k8s.io", "v1", "Ingress", "ingresses", true)
             .short(&["ing"])
             .with_status()
@@ -238,6 +319,20 @@ pub fn builtin_resources() -> Vec<ResourceDef> {
             false,
         )
         .short(&["pc"]),
+        b(
+            "storage.k8s.io",
+            "v1",
+            "StorageClass",
+            "storageclasses",
+            false,
+        )
+        .short(&["sc"])
+        .columns(&[
+            ("Provisioner", "string", ".provisioner"),
+            ("ReclaimPolicy", "string", ".reclaimPolicy"),
+            ("VolumeBindingMode", "string", ".volumeBindingMode"),
+            ("AllowVolumeExpansion", "boolean", ".allowVolumeExpansion"),
+        ]),
         b(rbac, "v1", "Role", "roles", true),
         b(rbac, "v1", "RoleBinding", "rolebindings", true),
         b(rbac, "v1", "ClusterRole", "clusterroles", false),

@@ -9,6 +9,7 @@ use kube_core::ApiResource;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
+use crate::access::{AccessRule, Policy};
 use crate::cache::WatchCache;
 use crate::cacher::StorageListerWatcher;
 use crate::error::ApiError;
@@ -43,6 +44,8 @@ pub struct ApiServerBuilder {
     config: ServerConfig,
     extra: Vec<ResourceDef>,
     storage: Option<Arc<dyn Storage>>,
+    policy: Policy,
+    no_garbage_collection: bool,
 }
 
 impl ApiServerBuilder {
@@ -119,6 +122,24 @@ impl ApiServerBuilder {
         self
     }
 
+    /// Makes the authorization reviews (`kubectl auth can-i`, `SubjectAccessReview`) answer
+    /// from these rules instead of allowing everything. Requests themselves stay unrestricted.
+    #[must_use]
+    pub fn access_rules(mut self, rules: Vec<AccessRule>) -> Self {
+        self.policy = Policy(Some(rules));
+        self
+    }
+
+    /// Turns the garbage collector on (the default) or off. Off, as a cluster run with
+    /// `--enable-garbage-collector=false`: owner references do nothing and deletes add no
+    /// `orphan` / `foregroundDeletion` finalizer. For servers seeded with fixtures whose owners
+    /// do not exist, which the collector would otherwise delete.
+    #[must_use]
+    pub fn garbage_collection(mut self, enabled: bool) -> Self {
+        self.no_garbage_collection = !enabled;
+        self
+    }
+
     /// Starts the caches (needs a tokio runtime) and returns the server.
     pub fn build(self) -> ApiServer {
         let storage = self.storage.unwrap_or_else(|| {
@@ -147,7 +168,7 @@ impl ApiServerBuilder {
             tokio::spawn(async move { reflector.run(token).await });
             caches.insert((def.api.group.clone(), def.api.plural.clone()), cache);
         }
-        ApiServer {
+        let server = ApiServer {
             shared: Arc::new(Shared {
                 storage,
                 resources,
@@ -156,9 +177,14 @@ impl ApiServerBuilder {
                 faults: Faults::default(),
                 watch_end: Mutex::new(CancellationToken::new()),
                 shutdown,
+                policy: self.policy,
+                garbage_collection: !self.no_garbage_collection,
+                controllers: crate::controllers::Progress::default(),
                 openapi: OnceLock::new(),
             }),
-        }
+        };
+        crate::controllers::spawn(&server.shared);
+        server
     }
 }
 

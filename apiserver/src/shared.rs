@@ -9,6 +9,7 @@ use std::time::Duration;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
+use crate::access::Policy;
 use crate::cache::{CacheConfig, WatchCache};
 use crate::error::ApiError;
 use crate::openapi::OpenApi;
@@ -157,6 +158,12 @@ pub(crate) struct Shared {
     pub(crate) shutdown: CancellationToken,
     /// The OpenAPI documents, generated on first use.
     pub(crate) openapi: OnceLock<OpenApi>,
+    /// What the authorization reviews answer.
+    pub(crate) policy: Policy,
+    /// Whether the garbage collector runs (and deletes add its finalizers).
+    pub(crate) garbage_collection: bool,
+    /// The in-server controllers' progress.
+    pub(crate) controllers: crate::controllers::Progress,
 }
 
 impl Shared {

@@ -8,6 +8,7 @@ use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+use crate::error::ApiError;
 use crate::server::{ApiServer, ApiServerBuilder};
 
 /// Why a server could not be started or a client configured.
@@ -20,6 +21,9 @@ pub enum ServeError {
     /// The kube client could not be built.
     #[error("client error")]
     Client(#[source] kcache_store::BoxError),
+    /// The system namespaces could not be created, or the caches did not see them.
+    #[error("cannot set up the system namespaces")]
+    Setup(#[source] ApiError),
 }
 
 /// An [`ApiServer`] served over HTTP on `127.0.0.1` at a free port, stopped when dropped.
@@ -44,6 +48,14 @@ impl TestServer {
     /// Starts the server built by `builder`.
     pub async fn start_with(builder: ApiServerBuilder) -> Result<Self, ServeError> {
         let server = builder.build();
+        server
+            .ensure_system_namespaces()
+            .await
+            .map_err(ServeError::Setup)?;
+        server
+            .wait_caches_synced()
+            .await
+            .map_err(ServeError::Setup)?;
         let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
         let addr = listener.local_addr()?;
         let stop = CancellationToken::new();

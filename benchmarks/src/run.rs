@@ -83,7 +83,13 @@ async fn seed(settings: &Settings) -> Result<Cluster, BoxError> {
     let mut config = ServerConfig::default();
     // The server must not drop a client that falls behind a burst: the client is measured here.
     config.cache.watcher_buffer = (settings.events + settings.latency_events) as usize;
-    let server = TestServer::start_with(ApiServer::builder().config(config)).await?;
+    let server = TestServer::start_with(
+        // The fixture pods name ReplicaSets that do not exist: no garbage collection.
+        ApiServer::builder()
+            .config(config)
+            .garbage_collection(false),
+    )
+    .await?;
     let started = Instant::now();
     let mut keys = Vec::with_capacity(settings.pods);
     for i in 0..settings.pods {

@@ -30,7 +30,9 @@ fn pods() -> usize {
 }
 
 async fn seeded_server(n: usize) -> (TestServer, Client) {
-    let server = TestServer::start().await.unwrap();
+    // The fixture pods name ReplicaSets that do not exist: no garbage collection.
+    let builder = kcache_apiserver::ApiServer::builder().garbage_collection(false);
+    let server = TestServer::start_with(builder).await.unwrap();
     let objects = (0..n).map(|i| Object::from_value(testing::pod_json(i, 100, 0)).unwrap());
     server.seed(objects).await.unwrap();
     let client = server.client().unwrap();
@@ -113,7 +115,9 @@ fn pods_in(ns: &str, n: usize) -> Vec<Object> {
 fn watch_events(c: &mut Criterion) {
     let n = pods();
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let server = rt.block_on(TestServer::start()).unwrap();
+    // The fixture pods name ReplicaSets that do not exist: no garbage collection.
+    let builder = kcache_apiserver::ApiServer::builder().garbage_collection(false);
+    let server = rt.block_on(TestServer::start_with(builder)).unwrap();
     let client = {
         let _runtime = rt.enter();
         server.client().unwrap()

@@ -402,7 +402,9 @@ async fn cluster_client(path: Option<&std::path::Path>) -> Result<Client, BoxErr
 
 /// Starts the embedded API server and seeds it with nodes, namespaces and pods.
 async fn simulated_cluster(args: &Args) -> Result<(TestServer, Client), BoxError> {
-    let server = TestServer::start().await?;
+    // The fixture pods name ReplicaSets that do not exist: no garbage collection.
+    let builder = kcache_apiserver::ApiServer::builder().garbage_collection(false);
+    let server = TestServer::start_with(builder).await?;
     let mut objects = Vec::with_capacity(args.pods + args.nodes + args.namespaces);
     for i in 0..args.namespaces {
         objects.push(Object::from_value(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": testing::namespace_of(i, args.namespaces)}}))?);

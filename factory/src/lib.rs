@@ -26,14 +26,7 @@
 //! # #[tokio::main] async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! # let server = kcache_apiserver::TestServer::start().await?;
 //! # let client = server.client()?;
-//! # let mut ns = Namespace::default();
-//! # ns.metadata.name = Some("default".into());
-//! # let namespaces = Api::<Namespace>::all(client.clone());
-//! # let rv = namespaces.create(&PostParams::default(), &ns).await?.metadata.resource_version;
-//! # // A list at resource version 0 is served from the watch cache as it stands, as a real API
-//! # // server does: a list not older than the create waits until the cache holds it.
-//! # let at = kube_client::api::ListParams::default().at(&rv.unwrap_or_default());
-//! # namespaces.list(&at.matching(kube_client::api::VersionMatch::NotOlderThan)).await?;
+//! # // The server starts with the `default` namespace (and the other system namespaces).
 //! let factory = SharedInformerFactory::builder(client.clone()).default_resync(Duration::from_secs(600)).build();
 //! let config_maps = factory.informer::<ConfigMap>();
 //! let mut changes = config_maps.event_stream()?; // or add_event_handler(...)

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use kcache::k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use kcache::k8s_openapi::api::core::v1::ConfigMap;
 use kcache::kube_client::Api;
 use kcache::kube_client::api::PostParams;
 use kcache::prelude::*;
@@ -12,12 +12,7 @@ use kcache::prelude::*;
 async fn quick_start_through_the_facade_reconciles_every_object() {
     let server = kcache_apiserver::TestServer::start().await.unwrap();
     let client = server.client().unwrap();
-    let mut ns = Namespace::default();
-    ns.metadata.name = Some("default".into());
-    Api::<Namespace>::all(client.clone())
-        .create(&PostParams::default(), &ns)
-        .await
-        .unwrap();
+    // The server starts with the `default` namespace.
     for name in ["a", "b", "c"] {
         let mut cm = ConfigMap::default();
         cm.metadata.name = Some(name.into());

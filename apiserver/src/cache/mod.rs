@@ -107,6 +107,11 @@ impl WatchCache {
         &self.def
     }
 
+    /// Follows the resource version the cache has reached (every write moves it).
+    pub(crate) fn subscribe(&self) -> watch::Receiver<u64> {
+        self.rv.subscribe()
+    }
+
     /// The resource version the cache has reached (0 before the first list).
     pub fn resource_version(&self) -> u64 {
         *self.rv.borrow()

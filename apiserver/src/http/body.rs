@@ -5,6 +5,7 @@ use http::header;
 use serde_json::Value;
 
 use super::context::RequestCtx;
+use crate::deletion::{DeleteOptions, Propagation};
 use crate::error::ApiError;
 use crate::patch::PatchKind;
 use crate::registry::{DeleteRequest, PatchRequest};
@@ -29,11 +30,20 @@ fn yaml(body: &[u8]) -> Result<Value, ApiError> {
 /// A request body as JSON: JSON, YAML or Kubernetes' protobuf encoding by Content-Type (absent:
 /// JSON); other media types are 415 as the API server answers.
 pub(super) fn body_value(ctx: &RequestCtx<'_>) -> Result<Value, ApiError> {
-    let media_type = content_type(ctx).split(';').next().unwrap_or("").trim();
+    decode(ctx.headers, &ctx.body)
+}
+
+/// A body as JSON by the Content-Type of `headers` (see [`body_value`]).
+pub(super) fn decode(headers: &http::HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let media_type = content_type.split(';').next().unwrap_or("").trim();
     match media_type {
-        crate::protobuf::MEDIA_TYPE => crate::protobuf::decode(&ctx.body),
-        "application/yaml" | "application/x-yaml" | "text/yaml" => yaml(&ctx.body),
-        "" | "*/*" | "application/json" => serde_json::from_slice(&ctx.body).map_err(|e| {
+        crate::protobuf::MEDIA_TYPE => crate::protobuf::decode(body),
+        "application/yaml" | "application/x-yaml" | "text/yaml" => yaml(body),
+        "" | "*/*" | "application/json" => serde_json::from_slice(body).map_err(|e| {
             ApiError::bad_request(format!("couldn't get version/kind; json parse error: {e}"))
         }),
         _ => Err(ApiError::new(
@@ -65,10 +75,43 @@ pub(super) fn read_patch(ctx: &RequestCtx<'_>) -> Result<PatchRequest, ApiError>
 /// The `DeleteOptions` of a DELETE (body and query, validated).
 pub(super) fn delete_request(ctx: &RequestCtx<'_>) -> Result<DeleteRequest, ApiError> {
     validation::delete_options(ctx.query.get("propagationPolicy"))?;
+    let query_grace = match ctx.query.get("gracePeriodSeconds") {
+        Some(g) => Some(
+            g.parse::<i64>()
+                .map_err(|_| ApiError::bad_request(format!("invalid gracePeriodSeconds {g:?}")))?,
+        ),
+        None => None,
+    };
+    let query_options = DeleteOptions {
+        propagation: ctx
+            .query
+            .get("propagationPolicy")
+            .and_then(Propagation::parse),
+        orphan_dependents: ctx.query.get("orphanDependents").map(|o| o == "true"),
+        grace_period_seconds: query_grace,
+    };
     if ctx.body.iter().all(u8::is_ascii_whitespace) {
-        return Ok(DeleteRequest::default());
+        return Ok(DeleteRequest {
+            options: query_options,
+            ..DeleteRequest::default()
+        });
     }
     let v = body_value(ctx)?;
+    let options = DeleteOptions {
+        propagation: v
+            .get("propagationPolicy")
+            .and_then(Value::as_str)
+            .and_then(Propagation::parse)
+            .or(query_options.propagation),
+        orphan_dependents: v
+            .get("orphanDependents")
+            .and_then(Value::as_bool)
+            .or(query_options.orphan_dependents),
+        grace_period_seconds: v
+            .get("gracePeriodSeconds")
+            .and_then(Value::as_i64)
+            .or(query_options.grace_period_seconds),
+    };
     validation::delete_options(v.get("propagationPolicy").and_then(Value::as_str))?;
     let pre = &v["preconditions"];
     let resource_version = match pre.get("resourceVersion").and_then(Value::as_str) {
@@ -82,5 +125,6 @@ pub(super) fn delete_request(ctx: &RequestCtx<'_>) -> Result<DeleteRequest, ApiE
             resource_version,
             uid: pre.get("uid").and_then(Value::as_str).map(str::to_owned),
         },
+        options,
     })
 }

@@ -80,6 +80,7 @@ pub(super) fn discovery(
                     }));
                 }
             }
+            resources.extend(crate::reviews::discovery(g, v));
             if resources.is_empty() {
                 return Err(ApiError::no_route());
             }
@@ -139,6 +140,11 @@ fn groups(shared: &Shared) -> Vec<(String, Vec<String>)> {
                 }
             }
             None => out.push((def.api.group.clone(), vec![def.api.version.clone()])),
+        }
+    }
+    for group in crate::reviews::GROUPS {
+        if !out.iter().any(|(g, _)| g == group) {
+            out.push((group.to_owned(), vec!["v1".to_owned()]));
         }
     }
     out

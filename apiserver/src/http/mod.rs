@@ -37,6 +37,7 @@ mod write;
 
 pub(crate) use context::RequestCtx;
 pub(crate) use response::error_response;
+use response::json_response;
 
 use route::{Route, route};
 
@@ -49,16 +50,12 @@ async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
     if !delay.is_zero() {
         tokio::time::sleep(delay).await;
     }
-    if let Some(token) = &shared.config.token {
-        let expected = format!("Bearer {token}");
-        let ok = req
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            == Some(expected.as_str());
-        if !ok {
-            return error_response(&ApiError::new(401, "Unauthorized", "Unauthorized"));
-        }
+    if shared.config.token.is_some()
+        && crate::access::user_of(&shared, req.headers())
+            .await
+            .is_none()
+    {
+        return error_response(&ApiError::new(401, "Unauthorized", "Unauthorized"));
     }
     if let Some(err) = shared.faults.take_failure() {
         return error_response(&err);
@@ -103,6 +100,21 @@ async fn handle_inner(shared: &Arc<Shared>, req: Request) -> Result<Response, Ap
         }
         return discovery::discovery(shared, route, &parts.headers);
     };
+    if let Some(review) = crate::reviews::find(rp.group, rp.version, rp.plural) {
+        if parts.method != Method::POST || rp.name.is_some() {
+            return Err(ApiError::method_not_allowed());
+        }
+        if rp.namespace.is_some() != review.namespaced {
+            return Err(ApiError::no_route());
+        }
+        let body = read_body(&parts.headers, body, shared.config.max_body_bytes).await?;
+        let object = body::decode(&parts.headers, &body)?;
+        let user = crate::access::user_of(shared, &parts.headers)
+            .await
+            .unwrap_or_else(crate::access::User::admin);
+        let answer = crate::reviews::answer(shared, review, rp.namespace, &user, object).await?;
+        return Ok(json_response(201, Bytes::from(answer.to_string())));
+    }
     let def = Arc::clone(
         shared
             .find(rp.group, rp.version, rp.plural)

@@ -64,7 +64,8 @@ fn resource_route<'a>(
     if let ["namespaces", ns, plural, tail @ ..] = rest {
         let namespaced = shared
             .find(group, version, plural)
-            .is_some_and(|d| d.namespaced);
+            .is_some_and(|d| d.namespaced)
+            || crate::reviews::find(group, version, plural).is_some_and(|r| r.namespaced);
         if namespaced {
             return match tail {
                 [] => path(plural, Some(*ns), None, None),

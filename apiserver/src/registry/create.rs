@@ -167,6 +167,14 @@ pub(crate) async fn create(
 ) -> Result<Written, ApiError> {
     let obj = object_of(target.def, body)?;
     let mut obj = prepare_create(target.def, target.namespace, obj, false)?;
+    let name = obj.meta().name.clone().unwrap_or_default();
+    crate::admission::admit_create(
+        target.shared,
+        target.def,
+        obj.meta().namespace.as_deref(),
+        &name,
+    )
+    .await?;
     if target.def.api.group.is_empty() && target.def.api.kind == "Service" {
         let name = obj.meta().name.clone().unwrap_or_default();
         let mut data = obj.data();

@@ -1,22 +1,24 @@
-//! Delete and delete-collection: preconditions, finalizers (an object with finalizers gets a
-//! `deletionTimestamp` and stays until they are gone), and a namespace's content.
+//! Delete and delete-collection: preconditions, then what crate::deletion decides (delete now,
+//! or mark with a `deletionTimestamp`, the propagation policy's finalizers and a grace period).
 
 use std::sync::Arc;
 
 use kube_core::Resource;
 
-use super::{Target, conflict_stale, not_found, now};
+use super::{Target, conflict_stale, not_found};
+use crate::deletion::{Decision, DeleteOptions};
 use crate::error::ApiError;
 use crate::filter::Filter;
 use crate::object::Object;
-use crate::shared::Shared;
-use crate::storage::{ListRequest, Preconditions, StorageError, UpdateFn};
+use crate::storage::{ListRequest, Preconditions, UpdateFn};
 
 /// What a DELETE asks beyond its target.
 #[derive(Debug, Default)]
 pub(crate) struct DeleteRequest {
     /// `DeleteOptions.preconditions`.
     pub(crate) preconditions: Preconditions,
+    /// Propagation policy and grace period.
+    pub(crate) options: DeleteOptions,
 }
 
 /// Whether `obj` fails `pre`.
@@ -45,52 +47,36 @@ pub(crate) async fn delete(
     if target.dry_run {
         return Ok(current);
     }
+    crate::admission::admit_delete(target.def, name)?;
     let pre = request.preconditions;
-    let meta = current.meta();
-    if meta.finalizers.as_ref().is_some_and(|f| !f.is_empty()) {
-        if meta.deletion_timestamp.is_some() {
-            return Ok(current);
+    let options = request.options;
+    let gc = target.shared.garbage_collection;
+    match crate::deletion::decide(target.def, &current, &options, gc) {
+        Decision::Unchanged => return Ok(current),
+        Decision::Mark(_) => {}
+        Decision::Delete => {
+            return storage
+                .delete(key, pre)
+                .await
+                .map_err(|e| target.status(name, e));
         }
-        let def = Arc::clone(target.def);
-        let owned_name = name.to_owned();
-        let f: UpdateFn = Box::new(move |cur| {
-            let cur = cur.ok_or_else(|| not_found(&def, &owned_name))?;
-            if stale(&pre, cur) {
-                return Err(conflict_stale(&def, &owned_name));
-            }
-            let mut next = (**cur).clone();
-            next.meta_mut().deletion_timestamp = Some(now());
-            next.meta_mut().deletion_grace_period_seconds = Some(0);
-            Ok(next)
-        });
-        return storage
-            .guaranteed_update(key, f)
-            .await
-            .map_err(|e| target.status(name, e));
     }
-    let deleted = storage
-        .delete(key, pre)
+    let def = Arc::clone(target.def);
+    let owned_name = name.to_owned();
+    let f: UpdateFn = Box::new(move |cur| {
+        let cur = cur.ok_or_else(|| not_found(&def, &owned_name))?;
+        if stale(&pre, cur) {
+            return Err(conflict_stale(&def, &owned_name));
+        }
+        match crate::deletion::decide(&def, cur, &options, gc) {
+            Decision::Mark(next) => Ok(*next),
+            Decision::Delete | Decision::Unchanged => Ok((**cur).clone()),
+        }
+    });
+    storage
+        .guaranteed_update(key, f)
         .await
-        .map_err(|e| target.status(name, e))?;
-    if target.def.api.kind == "Namespace" && target.def.api.group.is_empty() {
-        delete_namespace_content(target.shared, name).await?;
-    }
-    Ok(deleted)
-}
-
-/// Deletes every namespaced object in `namespace` (after the namespace itself: the server has
-/// no Terminating phase, and finalizers of the content are not waited for).
-async fn delete_namespace_content(shared: &Shared, namespace: &str) -> Result<(), ApiError> {
-    for def in shared.resources.iter().filter(|d| d.namespaced) {
-        let target = Target {
-            shared,
-            def,
-            namespace: Some(namespace),
-            dry_run: false,
-        };
-        delete_collection(&target, None).await?;
-    }
-    Ok(())
+        .map_err(|e| target.status(name, e))
 }
 
 /// DELETE of a collection: deletes every object of the target passing `filter` (None: all; a
@@ -124,16 +110,17 @@ pub(crate) async fn delete_collection(
             continue;
         }
         let name = obj.meta().name.clone().unwrap_or_default();
-        let key = target
-            .def
-            .storage_key(obj.meta().namespace.as_deref(), &name);
-        match storage.delete(key, Preconditions::default()).await {
+        let one = Target {
+            namespace: obj.meta().namespace.as_deref(),
+            ..*target
+        };
+        match delete(&one, &name, DeleteRequest::default()).await {
             Ok(gone) => {
                 last_rv = gone.resource_version_u64();
                 deleted.push(gone);
             }
-            Err(StorageError::NotFound(_)) => {}
-            Err(e) => return Err(target.status(&name, e)),
+            Err(e) if e.code == 404 => {}
+            Err(e) => return Err(e),
         }
     }
     Ok((deleted, last_rv))

@@ -60,7 +60,7 @@ pub(crate) use managed::FieldManager;
 pub(crate) use scale::{ScaleWrite, get_scale, write_scale};
 pub(crate) use strategy::Subresource;
 pub(crate) use token::create_token;
-pub(crate) use update::{PatchRequest, patch, update};
+pub(crate) use update::{PatchRequest, guaranteed_update, patch, update};
 
 /// What a write stored (or with a dry run, would have stored), with the strategy's warnings.
 #[derive(Debug)]

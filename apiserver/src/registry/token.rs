@@ -1,6 +1,6 @@
 //! The `token` subresource of service accounts (`TokenRequest`, what `kubectl create token`
 //! asks for). The server has no token authority: the token is an opaque string naming the
-//! service account, audiences and expiry, which no request is authenticated with.
+//! service account, audiences and expiry, which [`crate::access::verify`] checks.
 
 use base64::Engine as _;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
@@ -48,7 +48,8 @@ pub(crate) async fn create_token(
         "exp": expires.as_second(),
     });
     let token = format!(
-        "kcache.{}",
+        "{}{}",
+        crate::access::TOKEN_PREFIX,
         base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(claims.to_string())
     );
     Ok(json!({

@@ -57,7 +57,7 @@ fn prepare_update(
 
 /// Runs `f` on the current object and stores the result (a dry run only computes it); an
 /// object marked for deletion that has no finalizers left is then deleted.
-pub(super) async fn guaranteed_update(
+pub(crate) async fn guaranteed_update(
     target: &Target<'_>,
     name: &str,
     mut f: UpdateFn,
@@ -72,9 +72,7 @@ pub(super) async fn guaranteed_update(
         .guaranteed_update(key.clone(), f)
         .await
         .map_err(|e| target.status(name, e))?;
-    let meta = obj.meta();
-    if meta.deletion_timestamp.is_none() || meta.finalizers.as_ref().is_some_and(|f| !f.is_empty())
-    {
+    if !crate::deletion::should_delete_after_update(&obj) {
         return Ok(obj);
     }
     let pre = Preconditions {

@@ -6,7 +6,7 @@ use std::process::{Command, Stdio};
 use crate::binary::{Binary, start_binary, temp_dir};
 use crate::support::skip;
 
-fn kubectl_path() -> Option<std::path::PathBuf> {
+pub(crate) fn kubectl_path() -> Option<std::path::PathBuf> {
     let path = std::env::var_os("KUBECTL")
         .map(Into::into)
         .unwrap_or_else(|| "kubectl".into());
@@ -20,7 +20,11 @@ fn kubectl_path() -> Option<std::path::PathBuf> {
 }
 
 /// Runs kubectl; returns its exit code and standard output.
-fn kubectl_status(kubectl: &std::path::Path, server: &Binary, args: &[&str]) -> (i32, String) {
+pub(crate) fn kubectl_status(
+    kubectl: &std::path::Path,
+    server: &Binary,
+    args: &[&str],
+) -> (i32, String) {
     let out = Command::new(kubectl)
         .env("KUBECONFIG", &server.kubeconfig)
         .args(args)

@@ -1,5 +1,6 @@
 //! Integration tests of kcache-apiserver over real HTTP.
 
+mod api_groups;
 mod apply;
 mod binary;
 mod clients;
@@ -7,10 +8,12 @@ mod defaulting;
 mod events;
 mod faults;
 mod hostile;
+mod javascript;
 mod kind_rules;
 mod kubectl;
 mod kubectl_apply;
 mod kubectl_tables;
+mod lifecycle;
 mod lists;
 mod noop_writes;
 mod python;

@@ -62,8 +62,9 @@ async fn watch_from_zero_sends_the_cached_state_then_changes() {
     s.wait_caches_synced().await.unwrap();
     let mut w = watch(&c, &format!("{PODS}?watch=1&resourceVersion=0")).await;
     assert_eq!(next_change(&mut w).await["object"]["metadata"]["name"], "a");
+    // A pod bound to a node would stay for its grace period: none.
     c.request_text(
-        http::Request::delete(format!("{PODS}/a"))
+        http::Request::delete(format!("{PODS}/a?gracePeriodSeconds=0"))
             .body(Vec::new())
             .unwrap(),
     )
@@ -203,7 +204,14 @@ async fn node_name_watchers_see_a_pod_bound_to_their_node_and_leaving_it() {
     moved["spec"]["nodeName"] = json!("n3");
     let (code, _) = put(&c, &format!("{PODS}/a"), &moved).await;
     assert_eq!(code, 422, "a bound pod does not move");
-    let (code, _) = request(&c, "DELETE", &format!("{PODS}/a"), None).await;
+    // Without a grace period (a bound pod would otherwise stay for 30 s).
+    let (code, _) = request(
+        &c,
+        "DELETE",
+        &format!("{PODS}/a?gracePeriodSeconds=0"),
+        None,
+    )
+    .await;
     assert_eq!(code, 200);
     let e = next_change(&mut n1).await;
     assert_eq!(e["type"], "DELETED");

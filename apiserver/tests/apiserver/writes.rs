@@ -496,9 +496,11 @@ async fn deleting_a_namespace_deletes_its_content() {
     let (code, ns) = request(&c, "DELETE", "/api/v1/namespaces/team", None).await;
     assert_eq!(
         (code, ns["status"]["phase"].as_str()),
-        (200, Some("Active"))
+        (200, Some("Terminating"))
     );
+    s.wait_controllers_idle().await.unwrap();
     assert_eq!(get(&c, "/api/v1/namespaces/team/configmaps/a").await.0, 404);
+    assert_eq!(get(&c, "/api/v1/namespaces/team").await.0, 404);
     assert_eq!(get(&c, &format!("{CMS}/kept")).await.0, 200);
 }
 
