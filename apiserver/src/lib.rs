@@ -45,6 +45,7 @@ mod cacher;
 mod continue_token;
 mod encode;
 mod error;
+mod fieldmanager;
 mod fields;
 mod filter;
 #[cfg(feature = "fuzzing")]
@@ -60,6 +61,7 @@ mod query;
 mod registry;
 mod resource;
 mod resource_version;
+mod schema;
 mod server;
 mod shared;
 mod storage;
