@@ -2,6 +2,7 @@
 //! the OpenAPI documents describe.
 
 use k8s_openapi::api::{apps, batch, coordination, core, networking, policy, rbac, scheduling};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions;
 use k8s_openapi::schemars::{Schema, SchemaGenerator};
 use serde_json::Value;
 
@@ -52,6 +53,7 @@ kinds![
     rbac::v1::RoleBinding,
     rbac::v1::ClusterRole,
     rbac::v1::ClusterRoleBinding,
+    apiextensions::v1::CustomResourceDefinition,
 ];
 
 /// The built-in kind of `api_version` and `kind`, if it is one.

@@ -43,6 +43,8 @@
 mod cache;
 mod cacher;
 mod continue_token;
+mod controllers;
+mod crd;
 mod encode;
 mod error;
 mod fieldmanager;
@@ -62,6 +64,7 @@ mod registry;
 mod resource;
 mod resource_version;
 mod schema;
+mod served;
 mod server;
 mod shared;
 mod storage;

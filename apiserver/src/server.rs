@@ -1,8 +1,7 @@
 //! [`ApiServer`]: the resources, their caches, storage, faults and the HTTP router.
 
-use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use kube_core::ApiResource;
@@ -10,13 +9,11 @@ use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use crate::cache::WatchCache;
-use crate::cacher::StorageListerWatcher;
 use crate::error::ApiError;
 use crate::object::Object;
 use crate::resource::{ResourceDef, builtin_resources};
 use crate::shared::{Faults, ServerConfig, Shared};
 use crate::storage::{MemoryStorage, Storage};
-use kcache_reflector::{Reflector, ReflectorConfig};
 
 /// A Kubernetes-compatible list/watch API server: storage with a global revision, one watch
 /// cache per resource kept by a reflector, and the HTTP API ([`ApiServer::router`]).
@@ -32,7 +29,7 @@ impl fmt::Debug for ApiServer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ApiServer")
             .field("storage", &self.shared.storage)
-            .field("resources", &self.shared.resources.len())
+            .field("resources", &self.shared.served().resources.len())
             .finish_non_exhaustive()
     }
 }
@@ -123,35 +120,22 @@ impl ApiServerBuilder {
             resources.retain(|r| !(r.api.group == def.api.group && r.api.plural == def.api.plural));
             resources.push(Arc::new(def));
         }
-        let shutdown = CancellationToken::new();
-        let mut caches = HashMap::new();
-        for def in &resources {
-            let cache = Arc::new(WatchCache::new(Arc::clone(def), self.config.cache.clone()));
-            tokio::spawn(Arc::clone(&cache).run_dispatcher(shutdown.child_token()));
-            let lw = StorageListerWatcher::new(Arc::clone(&storage), Arc::clone(def));
-            let reflector = Reflector::<Object, _, _>::new(
-                lw,
-                Arc::clone(&cache),
-                ReflectorConfig::default()
-                    .name(format!("cacher/{}", def.qualified_plural()))
-                    .page_size(u32::MAX),
-            );
-            let token = shutdown.child_token();
-            tokio::spawn(async move { reflector.run(token).await });
-            caches.insert((def.api.group.clone(), def.api.plural.clone()), cache);
+        let shared = Arc::new(Shared {
+            storage,
+            served: Mutex::default(),
+            config: self.config,
+            faults: Faults::default(),
+            watch_end: Mutex::new(CancellationToken::new()),
+            shutdown: CancellationToken::new(),
+            crds_served: tokio::sync::watch::Sender::new(false),
+            openapi: Mutex::new(None),
+        });
+        for def in resources {
+            let (group, plural) = (def.api.group.clone(), def.api.plural.clone());
+            shared.serve(&group, &plural, vec![def]);
         }
-        ApiServer {
-            shared: Arc::new(Shared {
-                storage,
-                resources,
-                caches,
-                config: self.config,
-                faults: Faults::default(),
-                watch_end: Mutex::new(CancellationToken::new()),
-                shutdown,
-                openapi: OnceLock::new(),
-            }),
-        }
+        crate::controllers::spawn_crd_controller(&shared);
+        ApiServer { shared }
     }
 }
 
@@ -171,20 +155,26 @@ impl ApiServer {
         &self.shared.storage
     }
 
-    /// The served resources.
-    pub fn resources(&self) -> &[Arc<ResourceDef>] {
-        &self.shared.resources
+    /// The served resources (a snapshot: custom resources come and go with their
+    /// CustomResourceDefinitions).
+    pub fn resources(&self) -> Vec<Arc<ResourceDef>> {
+        self.shared.served().resources.clone()
     }
 
     /// The resource with this kind (first match), e.g. `"Pod"`.
-    pub fn resource_for_kind(&self, api_version: &str, kind: &str) -> Option<&Arc<ResourceDef>> {
-        self.shared.resources.iter().find(|r| {
-            r.api.kind == kind && (api_version.is_empty() || r.api.api_version == api_version)
-        })
+    pub fn resource_for_kind(&self, api_version: &str, kind: &str) -> Option<Arc<ResourceDef>> {
+        self.shared
+            .served()
+            .resources
+            .iter()
+            .find(|r| {
+                r.api.kind == kind && (api_version.is_empty() || r.api.api_version == api_version)
+            })
+            .cloned()
     }
 
     /// The watch cache of a resource.
-    pub fn cache(&self, def: &ResourceDef) -> Option<&Arc<WatchCache>> {
+    pub fn cache(&self, def: &ResourceDef) -> Option<Arc<WatchCache>> {
         self.shared.cache(def)
     }
 
@@ -203,7 +193,6 @@ impl ApiServer {
     pub async fn create(&self, obj: Object) -> Result<Arc<Object>, ApiError> {
         let def = self
             .resource_for_kind(obj.api_version(), obj.kind())
-            .cloned()
             .ok_or_else(|| {
                 ApiError::bad_request(format!(
                     "no resource for {} {}",
@@ -226,17 +215,24 @@ impl ApiServer {
     /// Waits until every watch cache has reached the storage's current revision.
     pub async fn wait_caches_synced(&self) -> Result<(), ApiError> {
         let rev = self.storage_revision().await?;
-        for cache in self.shared.caches.values() {
+        for cache in self.shared.served().caches() {
             cache.wait_fresh(rev).await?;
         }
         Ok(())
+    }
+
+    /// Waits until the CustomResourceDefinitions stored when the server started are served.
+    pub async fn wait_crds_served(&self) {
+        let mut rx = self.shared.crds_served.subscribe();
+        // An error means the sender is gone with the server: nothing left to wait for.
+        let _ = rx.wait_for(|served| *served).await;
     }
 
     /// Ends every open watch (clients see their streams end and must rewatch).
     pub fn end_all_watches(&self) {
         let old = std::mem::take(&mut *self.shared.watch_end.lock());
         old.cancel();
-        for cache in self.shared.caches.values() {
+        for cache in self.shared.served().caches() {
             cache.terminate_all_watchers();
         }
     }
@@ -262,7 +258,7 @@ impl ApiServer {
             .compact(rev)
             .await
             .map_err(|e| ApiError::internal(e.to_string()))?;
-        for cache in self.shared.caches.values() {
+        for cache in self.shared.served().caches() {
             cache.compact_window();
         }
         Ok(rev)
@@ -272,7 +268,7 @@ impl ApiServer {
     #[cfg(feature = "testing")]
     pub fn inject_malformed_watch_line(&self) {
         let bytes = bytes::Bytes::from_static(b"{\"type\":\"ADDED\",\"object\":{not json\n");
-        for cache in self.shared.caches.values() {
+        for cache in self.shared.served().caches() {
             cache.broadcast_raw(&bytes);
         }
     }

@@ -90,11 +90,9 @@ async fn handle_inner(shared: &Arc<Shared>, req: Request) -> Result<Response, Ap
         }
         return discovery::discovery(shared, route, &parts.headers);
     };
-    let def = Arc::clone(
-        shared
-            .find(rp.group, rp.version, rp.plural)
-            .ok_or_else(ApiError::no_route)?,
-    );
+    let def = shared
+        .find(rp.group, rp.version, rp.plural)
+        .ok_or_else(ApiError::no_route)?;
     if rp.namespace.is_some() && !def.namespaced {
         return Err(ApiError::no_route());
     }

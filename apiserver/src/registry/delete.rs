@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use kube_core::Resource;
 
+use super::strategy::strategy_for;
 use super::{Target, conflict_stale, not_found, now};
 use crate::error::ApiError;
 use crate::filter::Filter;
@@ -47,7 +48,10 @@ pub(crate) async fn delete(
         return Ok(current);
     }
     let pre = request.preconditions;
-    let meta = current.meta();
+    let strategy = strategy_for(target.def);
+    let mut marked = (*current).clone();
+    strategy.prepare_for_delete(&mut marked);
+    let meta = marked.meta();
     if meta.finalizers.as_ref().is_some_and(|f| !f.is_empty()) {
         if meta.deletion_timestamp.is_some() {
             return Ok(current);
@@ -60,6 +64,7 @@ pub(crate) async fn delete(
                 return Err(conflict_stale(&def, &owned_name));
             }
             let mut next = (**cur).clone();
+            strategy.prepare_for_delete(&mut next);
             next.meta_mut().deletion_timestamp = Some(now());
             next.meta_mut().deletion_grace_period_seconds = Some(0);
             Ok(next)
@@ -82,7 +87,7 @@ pub(crate) async fn delete(
 /// Deletes every namespaced object in `namespace` (after the namespace itself: the server has
 /// no Terminating phase, and finalizers of the content are not waited for).
 async fn delete_namespace_content(shared: &Shared, namespace: &str) -> Result<(), ApiError> {
-    for def in shared.resources.iter().filter(|d| d.namespaced) {
+    for def in shared.served().resources.iter().filter(|d| d.namespaced) {
         let target = Target {
             shared,
             def,

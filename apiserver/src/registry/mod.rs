@@ -42,6 +42,7 @@ use crate::shared::Shared;
 use crate::storage::StorageError;
 
 mod create;
+mod custom;
 mod decode;
 mod delete;
 mod managed;

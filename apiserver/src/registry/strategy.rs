@@ -65,6 +65,10 @@ pub(crate) trait Strategy: Sync {
         Vec::new()
     }
 
+    /// Changes a DELETE makes to the object before it is deleted (a finalizer added here holds
+    /// it, marked with a `deletionTimestamp`, until the finalizer is removed).
+    fn prepare_for_delete(&self, _obj: &mut Object) {}
+
     /// Whether a PUT to an absent object creates it.
     fn allow_create_on_update(&self) -> bool {
         false
@@ -98,6 +102,8 @@ impl Strategy for NamespaceStrategy {
 pub(crate) fn strategy_for(def: &ResourceDef) -> &'static dyn Strategy {
     match (def.api.group.as_str(), def.api.kind.as_str()) {
         ("", "Namespace") => &NamespaceStrategy,
+        _ if crate::crd::is_crd(def) => &super::custom::CrdStrategy,
+        _ if def.schema.is_some() => &super::custom::CustomStrategy,
         _ => &DefaultStrategy,
     }
 }

@@ -2,6 +2,7 @@
 
 mod binary;
 mod clients;
+mod crds;
 mod faults;
 mod hostile;
 mod kubectl;
