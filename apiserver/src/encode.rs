@@ -120,6 +120,9 @@ fn age(obj: &Object) -> String {
 }
 
 fn table_columns(def: &ResourceDef) -> Value {
+    if !def.printer_columns.is_empty() {
+        return Value::Array(crate::crd::column_definitions(&def.printer_columns));
+    }
     let mut cols = vec![
         json!({"name": "Name", "type": "string", "format": "name", "description": "Name must be unique within a namespace.", "priority": 0}),
     ];
@@ -132,6 +135,13 @@ fn table_columns(def: &ResourceDef) -> Value {
 
 fn table_row(def: &ResourceDef, obj: &Object) -> Value {
     let mut cells = vec![Value::String(obj.meta().name.clone().unwrap_or_default())];
+    if !def.printer_columns.is_empty() {
+        cells.extend(crate::crd::column_cells(
+            &def.printer_columns,
+            &obj.to_value(),
+        ));
+        return row_json(cells, obj);
+    }
     match def.api.kind.as_str() {
         "Pod" | "Namespace" => cells.push(Value::String(
             obj.field("status.phase")
@@ -142,6 +152,10 @@ fn table_row(def: &ResourceDef, obj: &Object) -> Value {
         _ => {}
     }
     cells.push(Value::String(age(obj)));
+    row_json(cells, obj)
+}
+
+fn row_json(cells: Vec<Value>, obj: &Object) -> Value {
     json!({
         "cells": cells,
         "object": {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": obj.full_meta()}

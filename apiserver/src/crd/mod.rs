@@ -19,9 +19,11 @@ use serde_json::Value;
 use crate::object::Object;
 use crate::resource::ResourceDef;
 
+mod columns;
 mod schema;
 mod validation;
 
+pub(crate) use columns::{column_cells, column_definitions};
 pub(crate) use schema::{check_object, prune_and_default};
 pub(crate) use validation::{validate, validate_update};
 

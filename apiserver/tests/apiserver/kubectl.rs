@@ -34,7 +34,7 @@ fn kubectl_status(kubectl: &std::path::Path, server: &Binary, args: &[&str]) -> 
     (code, String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-fn kubectl(kubectl: &std::path::Path, server: &Binary, args: &[&str]) -> String {
+pub(crate) fn kubectl(kubectl: &std::path::Path, server: &Binary, args: &[&str]) -> String {
     let out = Command::new(kubectl)
         .env("KUBECONFIG", &server.kubeconfig)
         .args(args)
@@ -49,7 +49,7 @@ fn kubectl(kubectl: &std::path::Path, server: &Binary, args: &[&str]) -> String 
 }
 
 /// kubectl and a started binary in a temporary folder (None, with a message, without kubectl).
-fn session(name: &str) -> Option<(std::path::PathBuf, Binary, std::path::PathBuf)> {
+pub(crate) fn session(name: &str) -> Option<(std::path::PathBuf, Binary, std::path::PathBuf)> {
     let Some(kc) = kubectl_path() else {
         eprintln!("SKIPPED: kubectl is not installed (set KUBECTL to its path to run this test)");
         return None;

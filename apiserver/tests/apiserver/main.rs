@@ -6,6 +6,7 @@ mod crds;
 mod faults;
 mod hostile;
 mod kubectl;
+mod kubectl_crds;
 mod lists;
 mod noop_writes;
 mod python;
