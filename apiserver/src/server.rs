@@ -39,6 +39,7 @@ impl fmt::Debug for ApiServer {
 pub struct ApiServerBuilder {
     config: ServerConfig,
     extra: Vec<ResourceDef>,
+    crds: Vec<serde_json::Value>,
     storage: Option<Arc<dyn Storage>>,
 }
 
@@ -50,9 +51,13 @@ impl ApiServerBuilder {
         self
     }
 
-    /// Serves a custom resource (with a status subresource).
+    /// Serves a custom resource (with a status subresource): a shortcut that registers a
+    /// CustomResourceDefinition `<plural>.<group>` (created at start unless stored already; its
+    /// schema keeps every field), and serves the resource from the start.
     #[must_use]
     pub fn custom_resource(mut self, api: ApiResource, namespaced: bool) -> Self {
+        self.crds
+            .push(crate::crd::for_api_resource(&api, namespaced));
         self.extra.push(ResourceDef::custom(api, namespaced));
         self
     }
@@ -134,7 +139,7 @@ impl ApiServerBuilder {
             let (group, plural) = (def.api.group.clone(), def.api.plural.clone());
             shared.serve(&group, &plural, vec![def]);
         }
-        crate::controllers::spawn_crd_controller(&shared);
+        crate::controllers::spawn_crd_controller(&shared, self.crds);
         ApiServer { shared }
     }
 }

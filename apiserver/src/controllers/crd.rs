@@ -16,24 +16,52 @@ use crate::cache::{Msg, WatchHandle, WatchKind, WatchRequest, WatchStart};
 use crate::crd::{self, CLEANUP_FINALIZER, Crd};
 use crate::error::ApiError;
 use crate::filter::Filter;
+use crate::object::Object;
 use crate::patch::PatchKind;
-use crate::registry::{FieldManager, PatchRequest, Subresource, Target, delete_collection, patch};
+use crate::registry::{
+    FieldManager, PatchRequest, Subresource, Target, create_object, delete_collection, patch,
+};
 use crate::resource::ResourceDef;
 use crate::shared::Shared;
 
 /// The field manager of the controller's writes.
 const MANAGER: &str = "kube-apiserver";
 
-/// Starts the controller; it ends when the server shuts down.
-pub(crate) fn spawn_crd_controller(shared: &Arc<Shared>) {
+/// Starts the controller, which first creates the `registered` CRDs that are not stored yet;
+/// it ends when the server shuts down.
+pub(crate) fn spawn_crd_controller(shared: &Arc<Shared>, registered: Vec<Value>) {
     let weak = Arc::downgrade(shared);
     let stop = shared.shutdown.child_token();
     tokio::spawn(async move {
         tokio::select! {
             () = stop.cancelled() => {}
-            () = run(weak) => {}
+            () = async {
+                register(&weak, registered).await;
+                run(weak).await;
+            } => {}
         }
     });
+}
+
+/// Creates the CRDs registered with the builder (those already stored stay as they are).
+async fn register(weak: &Weak<Shared>, registered: Vec<Value>) {
+    let Some(shared) = weak.upgrade() else { return };
+    for value in registered {
+        let result = match (crd_def(&shared), Object::from_value(value)) {
+            (Ok(def), Ok(obj)) => create_object(&shared, &def, obj).await.map(drop),
+            (Err(err), _) => Err(err),
+            (_, Err(err)) => Err(ApiError::bad_request(err.to_string())),
+        };
+        match result {
+            Err(err) if err.code != 409 => {
+                tracing::warn!(
+                    error = &err as &dyn std::error::Error,
+                    "cannot register a CRD"
+                );
+            }
+            _ => {}
+        }
+    }
 }
 
 /// Watches CRDs (rewatching when a watch ends) until the server is gone.

@@ -141,6 +141,29 @@ pub(crate) fn established_status(crd: &CustomResourceDefinition) -> Option<Value
     }}))
 }
 
+/// The CRD that [`ApiServerBuilder::custom_resource`](crate::ApiServerBuilder::custom_resource)
+/// registers: one served storage version with a status subresource and a schema that keeps
+/// every field.
+pub(crate) fn for_api_resource(api: &ApiResource, namespaced: bool) -> Value {
+    serde_json::json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": KIND,
+        "metadata": {"name": format!("{}.{}", api.plural, api.group)},
+        "spec": {
+            "group": api.group,
+            "scope": if namespaced { "Namespaced" } else { "Cluster" },
+            "names": {
+                "plural": api.plural, "kind": api.kind,
+                "singular": api.kind.to_ascii_lowercase(), "listKind": format!("{}List", api.kind),
+            },
+            "versions": [{
+                "name": api.version, "served": true, "storage": true,
+                "subresources": {"status": {}},
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+            }],
+        },
+    })
+}
+
 /// Marks a CRD being deleted as Kubernetes' CRD store does: with the cleanup finalizer (its
 /// objects are deleted by the controller, which then removes the finalizer).
 pub(crate) fn mark_terminating(obj: &mut Object) {

@@ -301,3 +301,20 @@ on_every_backend!(
     an_invalid_crd_is_refused_with_field_paths,
     crds_survive_a_restart,
 );
+
+#[tokio::test]
+async fn the_custom_resource_builder_registers_an_established_crd() {
+    let gvk = kube_core::GroupVersionKind::gvk("example.com", "v1", "Widget");
+    let ar = kube_core::ApiResource::from_gvk_with_plural(&gvk, "widgets");
+    let s = kcache_apiserver::TestServer::start_with(test_builder().custom_resource(ar, true))
+        .await
+        .unwrap();
+    let c = client(&s);
+    let (code, crd) = get(&c, &format!("{CRDS}/widgets.example.com")).await;
+    assert_eq!(code, 200, "{crd}");
+    assert_eq!(crd["spec"]["names"]["kind"], "Widget");
+    assert_eq!(crd["spec"]["scope"], "Namespaced");
+    let (code, created) = post(&c, WIDGETS, &widget("w1", json!({"anything": [1, 2]}))).await;
+    assert_eq!(code, 201, "{created}");
+    assert_eq!(created["spec"]["anything"], json!([1, 2]));
+}

@@ -3,6 +3,7 @@
 mod binary;
 mod clients;
 mod crds;
+mod crds_kube;
 mod faults;
 mod hostile;
 mod kubectl;
