@@ -132,6 +132,7 @@ impl ApiServerBuilder {
             faults: Faults::default(),
             watch_end: Mutex::new(CancellationToken::new()),
             shutdown: CancellationToken::new(),
+            served_changes: tokio::sync::watch::Sender::new(0),
             crds_served: tokio::sync::watch::Sender::new(false),
             openapi: Mutex::new(None),
         });
@@ -231,6 +232,17 @@ impl ApiServer {
         let mut rx = self.shared.crds_served.subscribe();
         // An error means the sender is gone with the server: nothing left to wait for.
         let _ = rx.wait_for(|served| *served).await;
+    }
+
+    /// Waits until the resource `plural` of `group`/`version` is served (a custom resource
+    /// appears when the CRD controller has handled its CustomResourceDefinition), or with
+    /// `served == false` until it is not.
+    pub async fn wait_served(&self, group: &str, version: &str, plural: &str, served: bool) {
+        let mut rx = self.shared.served_changes.subscribe();
+        // An error means the sender is gone with the server: nothing left to wait for.
+        let _ = rx
+            .wait_for(|_| self.shared.find(group, version, plural).is_some() == served)
+            .await;
     }
 
     /// Ends every open watch (clients see their streams end and must rewatch).

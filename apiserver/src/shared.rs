@@ -86,6 +86,8 @@ pub(crate) struct Shared {
     pub(crate) faults: Faults,
     pub(crate) watch_end: Mutex<CancellationToken>,
     pub(crate) shutdown: CancellationToken,
+    /// Bumped at every change of the served set (see [`Shared::serve`]).
+    pub(crate) served_changes: tokio::sync::watch::Sender<u64>,
     /// True once the CRD controller has served the CRDs stored when the server started.
     pub(crate) crds_served: tokio::sync::watch::Sender<bool>,
     /// The OpenAPI documents, generated on first use after each change of the served set.
@@ -123,7 +125,9 @@ impl Shared {
         };
         let mut served = self.served.lock();
         *served = Arc::new(served.with(group, plural, defs, &starter));
+        drop(served);
         *self.openapi.lock() = None;
+        self.served_changes.send_modify(|n| *n += 1);
     }
 
     pub(crate) fn watch_token(&self) -> CancellationToken {

@@ -293,7 +293,59 @@ async fn crds_survive_a_restart(backend: Backend) {
     assert_eq!((code, &got["spec"]["size"]), (200, &json!(5)), "{got}");
 }
 
+async fn updating_a_crd_takes_effect_live(backend: Backend) {
+    let Some(s) = backend.server().await else {
+        return;
+    };
+    let c = client(&s);
+    let crd = create_established(&c, &widget_crd()).await;
+    let mut updated = crd.clone();
+    let mut v2 = updated["spec"]["versions"][0].clone();
+    v2["name"] = json!("v2");
+    v2["storage"] = json!(false);
+    updated["spec"]["versions"][0]["additionalPrinterColumns"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"name": "Color", "type": "string", "jsonPath": ".spec.color"}));
+    updated["spec"]["versions"].as_array_mut().unwrap().push(v2);
+    let (code, body) = put(&c, &format!("{CRDS}/widgets.example.com"), &updated).await;
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(body["metadata"]["generation"], 2);
+    s.wait_served("example.com", "v2", "widgets", true).await;
+    let (code, list) = get(&c, "/apis/example.com/v2").await;
+    assert_eq!(
+        (code, &list["resources"][0]["name"]),
+        (200, &json!("widgets"))
+    );
+    let (code, group) = get(&c, "/apis/example.com").await;
+    assert_eq!(code, 200);
+    assert_eq!(group["versions"].as_array().unwrap().len(), 2, "{group}");
+    let (code, _) = post(&c, WIDGETS, &widget("w1", json!({"size": 1}))).await;
+    assert_eq!(code, 201);
+    let req = http::Request::get(WIDGETS)
+        .header("accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
+        .body(Vec::new())
+        .unwrap();
+    let table: Value = c.request(req).await.unwrap();
+    let columns: Vec<&str> = table["columnDefinitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(columns, ["Name", "Size", "Color"]);
+    assert_eq!(table["rows"][0]["cells"], json!(["w1", 1, "red"]));
+    let (_, current) = get(&c, &format!("{CRDS}/widgets.example.com")).await;
+    let mut removed = current.clone();
+    removed["spec"]["versions"][1]["served"] = json!(false);
+    let (code, body) = put(&c, &format!("{CRDS}/widgets.example.com"), &removed).await;
+    assert_eq!(code, 200, "{body}");
+    s.wait_served("example.com", "v2", "widgets", false).await;
+    assert_eq!(get(&c, "/apis/example.com/v2").await.0, 404);
+}
+
 on_every_backend!(
+    updating_a_crd_takes_effect_live,
     a_created_crd_is_established_and_its_resource_served,
     custom_objects_are_validated_against_the_schema,
     unknown_fields_are_pruned_and_defaults_applied,
