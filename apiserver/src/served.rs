@@ -15,7 +15,7 @@ use crate::resource::ResourceDef;
 use crate::storage::Storage;
 use kcache_reflector::{Reflector, ReflectorConfig};
 
-/// One resource's watch cache and the token that stops its reflector and dispatcher.
+/// One resource's watch cache and the token that stops its reflector.
 #[derive(Debug, Clone)]
 struct CacheEntry {
     cache: Arc<WatchCache>,
@@ -43,7 +43,7 @@ impl CacheStarter<'_> {
     fn start(&self, def: &Arc<ResourceDef>) -> CacheEntry {
         let stop = self.shutdown.child_token();
         let cache = Arc::new(WatchCache::new(Arc::clone(def), self.config.clone()));
-        tokio::spawn(Arc::clone(&cache).run_dispatcher(stop.child_token()));
+        tokio::spawn(Arc::clone(&cache).run_dispatcher(self.shutdown.child_token()));
         let lw = StorageListerWatcher::new(Arc::clone(self.storage), Arc::clone(def));
         let reflector = Reflector::<Object, _, _>::new(
             lw,
@@ -121,7 +121,9 @@ impl Served {
     }
 }
 
+/// Stops a cache's reflector, and its dispatcher after what it holds is delivered (watchers
+/// see the last events, then their streams end).
 fn stop(entry: &CacheEntry) {
-    entry.cache.terminate_all_watchers();
     entry.stop.cancel();
+    entry.cache.close();
 }

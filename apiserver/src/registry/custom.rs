@@ -87,8 +87,15 @@ fn check(def: &ResourceDef, obj: &Object) -> Vec<Cause> {
 }
 
 impl Strategy for CustomStrategy {
+    /// Pruned and defaulted; with a status subresource, the status is not the client's to set.
     fn prepare_for_create(&self, def: &ResourceDef, obj: &mut Object) {
         prune_and_default(def, obj);
+        if def.status_subresource {
+            let mut data = obj.data();
+            if data.remove("status").is_some() {
+                obj.set_data(data);
+            }
+        }
     }
 
     fn prepare_for_update(

@@ -196,6 +196,19 @@ async fn unknown_fields_are_pruned_and_defaults_applied(backend: Backend) {
     assert_eq!(created["spec"]["color"], "red");
 }
 
+async fn a_status_given_on_create_is_dropped_with_a_status_subresource(backend: Backend) {
+    let Some(s) = backend.server().await else {
+        return;
+    };
+    let c = client(&s);
+    create_established(&c, &widget_crd()).await;
+    let mut body = widget("w", json!({"size": 2}));
+    body["status"] = json!({"ready": true});
+    let (code, created) = post(&c, WIDGETS, &body).await;
+    assert_eq!(code, 201, "{created}");
+    assert!(created.get("status").is_none(), "{created}");
+}
+
 async fn deleting_a_crd_deletes_its_objects_and_stops_serving_it(backend: Backend) {
     let Some(s) = backend.server().await else {
         return;
@@ -345,6 +358,7 @@ async fn updating_a_crd_takes_effect_live(backend: Backend) {
 }
 
 on_every_backend!(
+    a_status_given_on_create_is_dropped_with_a_status_subresource,
     updating_a_crd_takes_effect_live,
     a_created_crd_is_established_and_its_resource_served,
     custom_objects_are_validated_against_the_schema,
