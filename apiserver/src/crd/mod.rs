@@ -21,6 +21,8 @@ use crate::resource::ResourceDef;
 
 mod columns;
 mod schema;
+#[cfg(test)]
+mod tests;
 mod validation;
 
 pub(crate) use columns::{column_cells, column_definitions};
