@@ -195,7 +195,9 @@ impl ApiServer {
         Ok(last)
     }
 
-    /// Creates one object directly in storage (as [`ApiServer::seed`]) and returns it as stored.
+    /// Creates one object directly in storage (as [`ApiServer::seed`]) and returns it as stored;
+    /// a CustomResourceDefinition is returned once its resource is served, so that objects of
+    /// it can follow.
     pub async fn create(&self, obj: Object) -> Result<Arc<Object>, ApiError> {
         let def = self
             .resource_for_kind(obj.api_version(), obj.kind())
@@ -206,7 +208,16 @@ impl ApiServer {
                     obj.kind()
                 ))
             })?;
-        crate::registry::create_object(&self.shared, &def, obj).await
+        let created = crate::registry::create_object(&self.shared, &def, obj).await?;
+        if let Some(crd) = crate::crd::is_crd(&def)
+            .then(|| crate::crd::typed(&created))
+            .flatten()
+            && let Some(storage) = crd.spec.versions.iter().find(|v| v.storage && v.served)
+        {
+            let (group, plural) = (&crd.spec.group, &crd.spec.names.plural);
+            self.wait_served(group, &storage.name, plural, true).await;
+        }
+        Ok(created)
     }
 
     /// The storage's current revision.

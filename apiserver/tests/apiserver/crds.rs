@@ -384,3 +384,18 @@ async fn the_custom_resource_builder_registers_an_established_crd() {
     assert_eq!(code, 201, "{created}");
     assert_eq!(created["spec"]["anything"], json!([1, 2]));
 }
+
+#[tokio::test]
+async fn a_seeded_crd_is_served_before_the_next_seeded_object() {
+    let s = start().await;
+    // Seeding stores objects as given, without the defaulting a request gets.
+    let mut crd = widget_crd();
+    crd["spec"]["names"]["listKind"] = json!("WidgetList");
+    let crd = kcache_apiserver::Object::from_value(crd).unwrap();
+    let w = kcache_apiserver::Object::from_value(widget("seeded", json!({"size": 2}))).unwrap();
+    let mut w = w;
+    kube_core::Resource::meta_mut(&mut w).namespace = Some("default".into());
+    s.seed([crd, w]).await.unwrap();
+    let (code, got) = get(&client(&s), &format!("{WIDGETS}/seeded")).await;
+    assert_eq!((code, &got["spec"]["size"]), (200, &json!(2)), "{got}");
+}
