@@ -194,7 +194,8 @@ pub(crate) async fn verify(shared: &Shared, token: &str) -> Result<Claims, Strin
     {
         return Err("token has expired".into());
     }
-    let def = shared
+    let served = shared.served();
+    let def = served
         .resources
         .iter()
         .find(|d| d.api.group.is_empty() && d.api.kind == "ServiceAccount")

@@ -26,7 +26,8 @@ pub(crate) async fn admit_create(
     let Some(namespace) = namespace.filter(|_| def.namespaced) else {
         return Ok(());
     };
-    let Some(namespaces) = shared.resources.iter().find(|d| is_namespace(d)) else {
+    let served = shared.served();
+    let Some(namespaces) = served.resources.iter().find(|d| is_namespace(d)) else {
         return Ok(());
     };
     let found = shared

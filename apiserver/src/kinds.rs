@@ -5,6 +5,7 @@ use k8s_openapi::api::{
     apps, autoscaling, batch, coordination, core, discovery, events, networking, policy, rbac,
     scheduling, storage,
 };
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions;
 use k8s_openapi::schemars::{Schema, SchemaGenerator};
 use serde_json::Value;
 
@@ -62,6 +63,7 @@ kinds![
     rbac::v1::RoleBinding,
     rbac::v1::ClusterRole,
     rbac::v1::ClusterRoleBinding,
+    apiextensions::v1::CustomResourceDefinition,
 ];
 
 /// The built-in kind of `api_version` and `kind`, if it is one.

@@ -230,7 +230,7 @@ async fn churn(
 ) {
     let mut tick = tokio::time::interval(Duration::from_secs_f64(1.0 / rate.max(0.001)));
     let mut live: Vec<(String, String)> = Vec::new();
-    let Some(pods) = server.resource_for_kind("v1", "Pod").cloned() else {
+    let Some(pods) = server.resource_for_kind("v1", "Pod") else {
         return;
     };
     let mut created_ns = false;

@@ -1,6 +1,9 @@
 //! [`ResourceDef`]: the resources the server serves, built-in and custom.
 
+use std::sync::Arc;
+
 use kube_core::ApiResource;
+use serde_json::Value;
 
 /// One served resource: its [`ApiResource`], scope, names for discovery and the field selectors it
 /// supports (besides `metadata.name` and `metadata.namespace`).
@@ -29,6 +32,9 @@ pub struct ResourceDef {
     /// Whether the server keeps `metadata.generation` (set to 1 on create, bumped when anything
     /// but metadata and status changes). Kinds without a spec, such as ConfigMaps, have none.
     pub generation: bool,
+    /// The `openAPIV3Schema` objects are pruned, defaulted and validated with (custom
+    /// resources of a CustomResourceDefinition version with a schema).
+    pub schema: Option<Arc<Value>>,
     /// The columns of its Table when it has no printer of its own (a custom resource's
     /// `additionalPrinterColumns`; by default its age).
     pub printer_columns: Vec<PrinterColumn>,
@@ -49,6 +55,7 @@ impl ResourceDef {
             scale_subresource: false,
             categories: Vec::new(),
             generation: false,
+            schema: None,
             printer_columns: PrinterColumn::defaults(),
         }
     }
@@ -334,6 +341,16 @@ pub fn builtin_resources() -> Vec<ResourceDef> {
             ("AllowVolumeExpansion", "boolean", ".allowVolumeExpansion"),
         ]),
         b(rbac, "v1", "Role", "roles", true),
+        b(
+            "apiextensions.k8s.io",
+            "v1",
+            "CustomResourceDefinition",
+            "customresourcedefinitions",
+            false,
+        )
+        .short(&["crd", "crds"])
+        .with_status()
+        .with_generation(),
         b(rbac, "v1", "RoleBinding", "rolebindings", true),
         b(rbac, "v1", "ClusterRole", "clusterroles", false),
         b(

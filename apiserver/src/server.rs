@@ -1,8 +1,7 @@
 //! [`ApiServer`]: the resources, their caches, storage, faults and the HTTP router.
 
-use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use kube_core::ApiResource;
@@ -11,13 +10,11 @@ use tokio_util::sync::CancellationToken;
 
 use crate::access::{AccessRule, Policy};
 use crate::cache::WatchCache;
-use crate::cacher::StorageListerWatcher;
 use crate::error::ApiError;
 use crate::object::Object;
 use crate::resource::{ResourceDef, builtin_resources};
 use crate::shared::{Faults, Ipv4Cidr, ServerConfig, Shared};
 use crate::storage::{MemoryStorage, Storage};
-use kcache_reflector::{Reflector, ReflectorConfig};
 
 /// A Kubernetes-compatible list/watch API server: storage with a global revision, one watch
 /// cache per resource kept by a reflector, and the HTTP API ([`ApiServer::router`]).
@@ -33,7 +30,7 @@ impl fmt::Debug for ApiServer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ApiServer")
             .field("storage", &self.shared.storage)
-            .field("resources", &self.shared.resources.len())
+            .field("resources", &self.shared.served().resources.len())
             .finish_non_exhaustive()
     }
 }
@@ -43,6 +40,7 @@ impl fmt::Debug for ApiServer {
 pub struct ApiServerBuilder {
     config: ServerConfig,
     extra: Vec<ResourceDef>,
+    crds: Vec<serde_json::Value>,
     storage: Option<Arc<dyn Storage>>,
     policy: Policy,
     no_garbage_collection: bool,
@@ -56,9 +54,13 @@ impl ApiServerBuilder {
         self
     }
 
-    /// Serves a custom resource (with a status subresource).
+    /// Serves a custom resource (with a status subresource): a shortcut that registers a
+    /// CustomResourceDefinition `<plural>.<group>` (created at start unless stored already; its
+    /// schema keeps every field), and serves the resource from the start.
     #[must_use]
     pub fn custom_resource(mut self, api: ApiResource, namespaced: bool) -> Self {
+        self.crds
+            .push(crate::crd::for_api_resource(&api, namespaced));
         self.extra.push(ResourceDef::custom(api, namespaced));
         self
     }
@@ -151,40 +153,26 @@ impl ApiServerBuilder {
             resources.retain(|r| !(r.api.group == def.api.group && r.api.plural == def.api.plural));
             resources.push(Arc::new(def));
         }
-        let shutdown = CancellationToken::new();
-        let mut caches = HashMap::new();
-        for def in &resources {
-            let cache = Arc::new(WatchCache::new(Arc::clone(def), self.config.cache.clone()));
-            tokio::spawn(Arc::clone(&cache).run_dispatcher(shutdown.child_token()));
-            let lw = StorageListerWatcher::new(Arc::clone(&storage), Arc::clone(def));
-            let reflector = Reflector::<Object, _, _>::new(
-                lw,
-                Arc::clone(&cache),
-                ReflectorConfig::default()
-                    .name(format!("cacher/{}", def.qualified_plural()))
-                    .page_size(u32::MAX),
-            );
-            let token = shutdown.child_token();
-            tokio::spawn(async move { reflector.run(token).await });
-            caches.insert((def.api.group.clone(), def.api.plural.clone()), cache);
+        let shared = Arc::new(Shared {
+            storage,
+            served: Mutex::default(),
+            config: self.config,
+            faults: Faults::default(),
+            watch_end: Mutex::new(CancellationToken::new()),
+            shutdown: CancellationToken::new(),
+            served_changes: tokio::sync::watch::Sender::new(0),
+            crds_served: tokio::sync::watch::Sender::new(false),
+            openapi: Mutex::new(None),
+            policy: self.policy,
+            garbage_collection: !self.no_garbage_collection,
+            controllers: crate::controllers::Progress::default(),
+        });
+        for def in resources {
+            let (group, plural) = (def.api.group.clone(), def.api.plural.clone());
+            shared.serve(&group, &plural, vec![def]);
         }
-        let server = ApiServer {
-            shared: Arc::new(Shared {
-                storage,
-                resources,
-                caches,
-                config: self.config,
-                faults: Faults::default(),
-                watch_end: Mutex::new(CancellationToken::new()),
-                shutdown,
-                policy: self.policy,
-                garbage_collection: !self.no_garbage_collection,
-                controllers: crate::controllers::Progress::default(),
-                openapi: OnceLock::new(),
-            }),
-        };
-        crate::controllers::spawn(&server.shared);
-        server
+        crate::controllers::spawn(&shared, self.crds);
+        ApiServer { shared }
     }
 }
 
@@ -204,20 +192,26 @@ impl ApiServer {
         &self.shared.storage
     }
 
-    /// The served resources.
-    pub fn resources(&self) -> &[Arc<ResourceDef>] {
-        &self.shared.resources
+    /// The served resources (a snapshot: custom resources come and go with their
+    /// CustomResourceDefinitions).
+    pub fn resources(&self) -> Vec<Arc<ResourceDef>> {
+        self.shared.served().resources.clone()
     }
 
     /// The resource with this kind (first match), e.g. `"Pod"`.
-    pub fn resource_for_kind(&self, api_version: &str, kind: &str) -> Option<&Arc<ResourceDef>> {
-        self.shared.resources.iter().find(|r| {
-            r.api.kind == kind && (api_version.is_empty() || r.api.api_version == api_version)
-        })
+    pub fn resource_for_kind(&self, api_version: &str, kind: &str) -> Option<Arc<ResourceDef>> {
+        self.shared
+            .served()
+            .resources
+            .iter()
+            .find(|r| {
+                r.api.kind == kind && (api_version.is_empty() || r.api.api_version == api_version)
+            })
+            .cloned()
     }
 
     /// The watch cache of a resource.
-    pub fn cache(&self, def: &ResourceDef) -> Option<&Arc<WatchCache>> {
+    pub fn cache(&self, def: &ResourceDef) -> Option<Arc<WatchCache>> {
         self.shared.cache(def)
     }
 
@@ -232,11 +226,12 @@ impl ApiServer {
         Ok(last)
     }
 
-    /// Creates one object directly in storage (as [`ApiServer::seed`]) and returns it as stored.
+    /// Creates one object directly in storage (as [`ApiServer::seed`]) and returns it as stored;
+    /// a CustomResourceDefinition is returned once its resource is served, so that objects of
+    /// it can follow.
     pub async fn create(&self, obj: Object) -> Result<Arc<Object>, ApiError> {
         let def = self
             .resource_for_kind(obj.api_version(), obj.kind())
-            .cloned()
             .ok_or_else(|| {
                 ApiError::bad_request(format!(
                     "no resource for {} {}",
@@ -244,7 +239,16 @@ impl ApiServer {
                     obj.kind()
                 ))
             })?;
-        crate::registry::create_object(&self.shared, &def, obj).await
+        let created = crate::registry::create_object(&self.shared, &def, obj).await?;
+        if let Some(crd) = crate::crd::is_crd(&def)
+            .then(|| crate::crd::typed(&created))
+            .flatten()
+            && let Some(storage) = crd.spec.versions.iter().find(|v| v.storage && v.served)
+        {
+            let (group, plural) = (&crd.spec.group, &crd.spec.names.plural);
+            self.wait_served(group, &storage.name, plural, true).await;
+        }
+        Ok(created)
     }
 
     /// The storage's current revision.
@@ -259,17 +263,35 @@ impl ApiServer {
     /// Waits until every watch cache has reached the storage's current revision.
     pub async fn wait_caches_synced(&self) -> Result<(), ApiError> {
         let rev = self.storage_revision().await?;
-        for cache in self.shared.caches.values() {
+        for cache in self.shared.served().caches() {
             cache.wait_fresh(rev).await?;
         }
         Ok(())
+    }
+
+    /// Waits until the CustomResourceDefinitions stored when the server started are served.
+    pub async fn wait_crds_served(&self) {
+        let mut rx = self.shared.crds_served.subscribe();
+        // An error means the sender is gone with the server: nothing left to wait for.
+        let _ = rx.wait_for(|served| *served).await;
+    }
+
+    /// Waits until the resource `plural` of `group`/`version` is served (a custom resource
+    /// appears when the CRD controller has handled its CustomResourceDefinition), or with
+    /// `served == false` until it is not.
+    pub async fn wait_served(&self, group: &str, version: &str, plural: &str, served: bool) {
+        let mut rx = self.shared.served_changes.subscribe();
+        // An error means the sender is gone with the server: nothing left to wait for.
+        let _ = rx
+            .wait_for(|_| self.shared.find(group, version, plural).is_some() == served)
+            .await;
     }
 
     /// Ends every open watch (clients see their streams end and must rewatch).
     pub fn end_all_watches(&self) {
         let old = std::mem::take(&mut *self.shared.watch_end.lock());
         old.cancel();
-        for cache in self.shared.caches.values() {
+        for cache in self.shared.served().caches() {
             cache.terminate_all_watchers();
         }
     }
@@ -295,7 +317,7 @@ impl ApiServer {
             .compact(rev)
             .await
             .map_err(|e| ApiError::internal(e.to_string()))?;
-        for cache in self.shared.caches.values() {
+        for cache in self.shared.served().caches() {
             cache.compact_window();
         }
         Ok(rev)
@@ -305,7 +327,7 @@ impl ApiServer {
     #[cfg(feature = "testing")]
     pub fn inject_malformed_watch_line(&self) {
         let bytes = bytes::Bytes::from_static(b"{\"type\":\"ADDED\",\"object\":{not json\n");
-        for cache in self.shared.caches.values() {
+        for cache in self.shared.served().caches() {
             cache.broadcast_raw(&bytes);
         }
     }

@@ -1,9 +1,8 @@
 //! [`Shared`]: what every request and the write path see of the server (storage, resources,
 //! watch caches, settings, injected faults), and the server-wide [`ServerConfig`].
 
-use std::collections::HashMap;
 use std::net::Ipv4Addr;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::Mutex;
@@ -14,6 +13,7 @@ use crate::cache::{CacheConfig, WatchCache};
 use crate::error::ApiError;
 use crate::openapi::OpenApi;
 use crate::resource::ResourceDef;
+use crate::served::{CacheStarter, Served};
 use crate::storage::{DEFAULT_HISTORY, Storage};
 
 /// The Kubernetes version the server reports (`/version`, the OpenAPI documents).
@@ -150,47 +150,72 @@ impl Faults {
 
 pub(crate) struct Shared {
     pub(crate) storage: Arc<dyn Storage>,
-    pub(crate) resources: Vec<Arc<ResourceDef>>,
-    pub(crate) caches: HashMap<(String, String), Arc<WatchCache>>,
+    /// The served resources and their caches (see [`Shared::serve`]).
+    pub(crate) served: Mutex<Arc<Served>>,
     pub(crate) config: ServerConfig,
     pub(crate) faults: Faults,
     pub(crate) watch_end: Mutex<CancellationToken>,
     pub(crate) shutdown: CancellationToken,
-    /// The OpenAPI documents, generated on first use.
-    pub(crate) openapi: OnceLock<OpenApi>,
     /// What the authorization reviews answer.
     pub(crate) policy: Policy,
     /// Whether the garbage collector runs (and deletes add its finalizers).
     pub(crate) garbage_collection: bool,
     /// The in-server controllers' progress.
     pub(crate) controllers: crate::controllers::Progress,
+    /// Bumped at every change of the served set (see [`Shared::serve`]).
+    pub(crate) served_changes: tokio::sync::watch::Sender<u64>,
+    /// True once the CRD controller has served the CRDs stored when the server started.
+    pub(crate) crds_served: tokio::sync::watch::Sender<bool>,
+    /// The OpenAPI documents, generated on first use after each change of the served set.
+    pub(crate) openapi: Mutex<Option<Arc<OpenApi>>>,
 }
 
 impl Shared {
+    /// A snapshot of the served resources.
+    pub(crate) fn served(&self) -> Arc<Served> {
+        Arc::clone(&self.served.lock())
+    }
+
     /// The resource served at group/version/plural.
     pub(crate) fn find(
         &self,
         group: &str,
         version: &str,
         plural: &str,
-    ) -> Option<&Arc<ResourceDef>> {
-        self.resources
-            .iter()
-            .find(|r| r.api.group == group && r.api.version == version && r.api.plural == plural)
+    ) -> Option<Arc<ResourceDef>> {
+        self.served().find(group, version, plural).cloned()
     }
 
-    pub(crate) fn cache(&self, def: &ResourceDef) -> Option<&Arc<WatchCache>> {
-        self.caches
-            .get(&(def.api.group.clone(), def.api.plural.clone()))
+    /// The watch cache of `def`'s group and plural.
+    pub(crate) fn cache(&self, def: &ResourceDef) -> Option<Arc<WatchCache>> {
+        self.served().cache(def).cloned()
+    }
+
+    /// Serves `defs` as the versions of `group`/`plural` (the first is stored and cached),
+    /// starting its watch cache if it has none; no defs: stops serving it.
+    pub(crate) fn serve(&self, group: &str, plural: &str, defs: Vec<Arc<ResourceDef>>) {
+        let starter = CacheStarter {
+            storage: &self.storage,
+            config: &self.config.cache,
+            shutdown: &self.shutdown,
+        };
+        let mut served = self.served.lock();
+        *served = Arc::new(served.with(group, plural, defs, &starter));
+        drop(served);
+        *self.openapi.lock() = None;
+        self.served_changes.send_modify(|n| *n += 1);
     }
 
     pub(crate) fn watch_token(&self) -> CancellationToken {
         self.watch_end.lock().clone()
     }
 
-    pub(crate) fn openapi(&self) -> &OpenApi {
-        self.openapi
-            .get_or_init(|| OpenApi::generate(&self.resources, GIT_VERSION))
+    pub(crate) fn openapi(&self) -> Arc<OpenApi> {
+        let mut doc = self.openapi.lock();
+        let doc = doc.get_or_insert_with(|| {
+            Arc::new(OpenApi::generate(&self.served().resources, GIT_VERSION))
+        });
+        Arc::clone(doc)
     }
 }
 

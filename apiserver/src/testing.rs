@@ -45,7 +45,8 @@ impl TestServer {
         Self::start_with(ApiServer::builder()).await
     }
 
-    /// Starts the server built by `builder`.
+    /// Starts the server built by `builder`, once the system namespaces exist, the caches are
+    /// synced and the CustomResourceDefinitions in its storage are served.
     pub async fn start_with(builder: ApiServerBuilder) -> Result<Self, ServeError> {
         let server = builder.build();
         server
@@ -56,6 +57,7 @@ impl TestServer {
             .wait_caches_synced()
             .await
             .map_err(ServeError::Setup)?;
+        server.wait_crds_served().await;
         let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
         let addr = listener.local_addr()?;
         let stop = CancellationToken::new();

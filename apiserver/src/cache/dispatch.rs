@@ -16,6 +16,8 @@ use crate::object::Object;
 pub(super) enum Dispatch {
     Event(Arc<CacheEvent>),
     Progress(u64),
+    /// Ends the dispatcher after the events queued before it (see [`WatchCache::close`]).
+    Close,
 }
 
 impl WatchCache {
@@ -40,7 +42,7 @@ impl WatchCache {
                         budget = self.dispatch_event(&event, budget).await;
                     }
                     Some(Dispatch::Progress(rv)) => last_rv = last_rv.max(rv),
-                    None => break,
+                    Some(Dispatch::Close) | None => break,
                 },
                 _ = tick.tick() => {
                     let now = Instant::now();
@@ -52,6 +54,12 @@ impl WatchCache {
             }
         }
         self.terminate_all_watchers();
+    }
+
+    /// Ends the dispatcher once it has delivered every event the cache holds so far; then
+    /// every watcher's stream ends (a resource no longer served).
+    pub(crate) fn close(&self) {
+        let _ = self.dispatch.send(Dispatch::Close);
     }
 
     async fn dispatch_event(&self, event: &Arc<CacheEvent>, mut budget: Duration) -> Duration {

@@ -33,7 +33,7 @@ mod watchers;
 
 pub use config::CacheConfig;
 pub(crate) use event::{CacheEvent, Msg, WatchKind, event_frame};
-pub(crate) use watchers::{WatchRequest, WatchStart};
+pub(crate) use watchers::{WatchHandle, WatchRequest, WatchStart};
 
 use dispatch::Dispatch;
 use watchers::Watchers;

@@ -45,7 +45,8 @@ async fn owner_state(
             },
         );
     }
-    let Some(def) = shared
+    let served = shared.served();
+    let Some(def) = served
         .resources
         .iter()
         .find(|d| d.api.api_version == owner.api_version && d.api.kind == owner.kind)

@@ -1,13 +1,18 @@
-//! The controllers the server runs inside itself, as kube-controller-manager would beside a
-//! real API server: the garbage collector (gc.rs), the namespace controller (namespace.rs) and
-//! the stand-in for the kubelet that removes pods whose grace period is over (in gc.rs).
+//! The controllers the server runs inside itself, as kube-controller-manager (and the
+//! apiextensions-apiserver) would beside a real API server: the garbage collector (gc.rs), the
+//! namespace controller (namespace.rs), the stand-in for the kubelet that removes pods whose
+//! grace period is over (in gc.rs), and the CustomResourceDefinition controller (crd.rs: serves
+//! what CRDs declare, Kubernetes' establishing, naming and finalizer controllers).
 //!
-//! They watch through the server's own watch caches (no polling of storage): one task wakes
-//! whenever a cache moves, takes a consistent snapshot of every cache at the storage's current
-//! revision (snapshot.rs), decides what to do from it and writes through the registry's write
-//! path. A pass that has nothing to do marks the revision it saw as idle
-//! ([`ApiServer::wait_controllers_idle`]); each pass logs its duration and actions (`tracing`
-//! target `kcache_apiserver::controllers`), so their lag is visible. They stop with the server.
+//! They watch through the server's own watch caches (no polling of storage) and write through
+//! the registry's write path; [`spawn`] starts them all with the server and its shutdown stops
+//! them. The garbage collector and namespace controller are one task that wakes whenever a
+//! cache moves or the served set changes (a CRD adds a cache), takes a consistent snapshot of
+//! every cache served at that moment at the storage's current revision (snapshot.rs), decides
+//! what to do from it and writes. A pass that has nothing to do marks the revision it saw as
+//! idle ([`ApiServer::wait_controllers_idle`]); each pass logs its duration and actions
+//! (`tracing` target `kcache_apiserver::controllers`), so their lag is visible. The CRD
+//! controller is its own task, fed by a watch on the CRDs' cache.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,6 +31,7 @@ use crate::server::ApiServer;
 use crate::shared::Shared;
 
 mod action;
+mod crd;
 mod gc;
 mod namespace;
 mod snapshot;
@@ -49,8 +55,10 @@ impl Default for Progress {
     }
 }
 
-/// Starts the controllers' task (stopped by the server's shutdown).
-pub(crate) fn spawn(shared: &Arc<Shared>) {
+/// Starts the controllers (stopped by the server's shutdown); the CRD controller first creates
+/// the `crds` registered with the builder.
+pub(crate) fn spawn(shared: &Arc<Shared>, crds: Vec<serde_json::Value>) {
+    crd::spawn(shared, crds);
     let shared = Arc::clone(shared);
     tokio::spawn(async move {
         let stop = shared.shutdown.clone();
@@ -62,9 +70,13 @@ pub(crate) fn spawn(shared: &Arc<Shared>) {
 }
 
 async fn run(shared: &Arc<Shared>) {
-    let mut changes: Vec<watch::Receiver<u64>> =
-        shared.caches.values().map(|c| c.subscribe()).collect();
+    let mut served_changes = shared.served_changes.subscribe();
     loop {
+        // The caches served now (a CRD may have added or removed some since the last pass),
+        // each marked seen before the pass reads it.
+        served_changes.borrow_and_update();
+        let mut changes: Vec<watch::Receiver<u64>> =
+            shared.served().caches().map(|c| c.subscribe()).collect();
         for rx in &mut changes {
             rx.borrow_and_update();
         }
@@ -92,7 +104,12 @@ async fn run(shared: &Arc<Shared>) {
                 Some(Instant::now() + RETRY)
             }
         };
-        let changed = select_all(changes.iter_mut().map(|rx| Box::pin(rx.changed())));
+        let changed = select_all(
+            changes
+                .iter_mut()
+                .chain(std::iter::once(&mut served_changes))
+                .map(|rx| Box::pin(rx.changed())),
+        );
         match wake {
             Some(at) => {
                 tokio::select! {
@@ -141,7 +158,8 @@ impl ApiServer {
     /// Creates the namespaces every cluster has (`default`, `kube-system`, `kube-public`,
     /// `kube-node-lease`) unless they exist (a persistent storage may have them).
     pub async fn ensure_system_namespaces(&self) -> Result<(), ApiError> {
-        let Some(def) = self.shared.resources.iter().find(|d| is_namespace(d)) else {
+        let served = self.shared.served();
+        let Some(def) = served.resources.iter().find(|d| is_namespace(d)) else {
             return Ok(());
         };
         for name in SYSTEM_NAMESPACES {
@@ -160,8 +178,12 @@ impl ApiServer {
 
     /// Waits until the controllers (garbage collector, namespace controller, pod grace) have
     /// seen the storage's current revision and had nothing left to do: what a test waits for
-    /// after a delete, instead of sleeping. Pods still in their grace period do not count.
+    /// after a delete, instead of sleeping. Pods still in their grace period do not count. Of
+    /// the CRD controller it waits only for the CRDs stored at start to be served
+    /// ([`ApiServer::wait_crds_served`]); for a CRD written later, use
+    /// [`ApiServer::wait_served`].
     pub async fn wait_controllers_idle(&self) -> Result<(), ApiError> {
+        self.wait_crds_served().await;
         let rev = self.storage_revision().await?;
         let mut rx = self.shared.controllers.idle.subscribe();
         rx.wait_for(|idle| *idle >= rev)

@@ -36,10 +36,10 @@ impl Snapshot {
             .await
             .map_err(|e| ApiError::internal(e.to_string()))?;
         let mut entries = Vec::new();
-        for def in &shared.resources {
-            let Some(cache) = shared.cache(def) else {
-                continue;
-            };
+        // The caches served now: one per group and plural (custom resources included), each
+        // holding the objects of the version it stores.
+        for cache in shared.served().caches() {
+            let def = cache.resource();
             cache.wait_fresh(revision).await?;
             let (objects, _) = cache.list(&Filter::default());
             entries.extend(objects.into_iter().map(|object| Entry {

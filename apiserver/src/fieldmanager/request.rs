@@ -11,7 +11,7 @@ use crate::error::ApiError;
 use crate::object::Object;
 use crate::query::Query;
 use crate::resource::ResourceDef;
-use crate::schema::Schema;
+use crate::schema::{Schema, TypeOf};
 
 /// Longest manager name (`FieldManagerMaxLength`).
 const MAX_MANAGER: usize = 128;
@@ -135,17 +135,34 @@ impl FieldManager {
         })
     }
 
+    /// The field manager of a write by a controller inside the server (`status`: to the
+    /// status subresource), such as the CRD controller's `kube-apiserver`.
+    pub(crate) fn controller(manager: &str, status: bool) -> Self {
+        Self {
+            manager: manager.to_owned(),
+            force: false,
+            status,
+            apply: false,
+        }
+    }
+
     /// Whether the write goes to the status subresource.
     pub(crate) fn status(&self) -> bool {
         self.status
     }
 
-    fn writer<'a>(&'a self, def: &'a ResourceDef, reset: &'a FieldSet, now: &'a str) -> Writer<'a> {
+    fn writer<'a>(
+        &'a self,
+        def: &'a ResourceDef,
+        ty: &'a TypeOf,
+        reset: &'a FieldSet,
+        now: &'a str,
+    ) -> Writer<'a> {
         Writer {
             manager: &self.manager,
             api_version: &def.api.api_version,
             subresource: if self.status { "status" } else { "" },
-            ty: Schema::type_of(&def.api),
+            ty: ty.ty(),
             reset,
             now,
         }
@@ -167,7 +184,10 @@ impl FieldManager {
         let mut value = new.to_value();
         let live = live.map(Object::to_value);
         let reset = top_level(reset);
-        super::update(live.as_ref(), &mut value, &self.writer(def, &reset, &now()));
+        let ty = Schema::type_of(&def.api, def.schema.as_deref());
+        let now = now();
+        let writer = self.writer(def, &ty, &reset, &now);
+        super::update(live.as_ref(), &mut value, &writer);
         object(def, value)
     }
 
@@ -198,7 +218,8 @@ impl FieldManager {
         let live = live.map(Object::to_value);
         let reset = top_level(reset);
         let now = now();
-        let writer = self.writer(def, &reset, &now);
+        let ty = Schema::type_of(&def.api, def.schema.as_deref());
+        let writer = self.writer(def, &ty, &reset, &now);
         Ok(super::apply(live.as_ref(), config, &writer, self.force)?)
     }
 }

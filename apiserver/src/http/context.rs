@@ -63,7 +63,7 @@ impl RequestCtx<'_> {
     }
 }
 
-pub(super) fn cache_of<'a>(ctx: &'a RequestCtx<'_>) -> Result<&'a Arc<WatchCache>, ApiError> {
+pub(super) fn cache_of(ctx: &RequestCtx<'_>) -> Result<Arc<WatchCache>, ApiError> {
     ctx.shared
         .cache(ctx.def)
         .ok_or_else(|| ApiError::internal("no watch cache for the resource"))

@@ -47,6 +47,7 @@ pub(super) fn discovery(
         Route::Resources(g, v) => {
             let mut resources = Vec::new();
             for def in shared
+                .served()
                 .resources
                 .iter()
                 .filter(|d| d.api.group == g && d.api.version == v)
@@ -96,11 +97,8 @@ pub(super) fn discovery(
         }
         Route::OpenApiV3Index => return Ok(json_response(200, shared.openapi().v3_index.clone())),
         Route::OpenApiV3(gv) => {
-            let doc = shared
-                .openapi()
-                .v3
-                .get(&gv)
-                .ok_or_else(ApiError::no_route)?;
+            let openapi = shared.openapi();
+            let doc = openapi.v3.get(&gv).ok_or_else(ApiError::no_route)?;
             return Ok(json_response(200, doc.clone()));
         }
         Route::OpenApiV2 => {
@@ -132,7 +130,12 @@ fn accepts_json(headers: &HeaderMap) -> bool {
 /// The non-core groups and their versions, in order of first appearance.
 fn groups(shared: &Shared) -> Vec<(String, Vec<String>)> {
     let mut out: Vec<(String, Vec<String>)> = Vec::new();
-    for def in shared.resources.iter().filter(|d| !d.api.group.is_empty()) {
+    for def in shared
+        .served()
+        .resources
+        .iter()
+        .filter(|d| !d.api.group.is_empty())
+    {
         match out.iter_mut().find(|(g, _)| *g == def.api.group) {
             Some((_, versions)) => {
                 if !versions.contains(&def.api.version) {

@@ -115,11 +115,9 @@ async fn handle_inner(shared: &Arc<Shared>, req: Request) -> Result<Response, Ap
         let answer = crate::reviews::answer(shared, review, rp.namespace, &user, object).await?;
         return Ok(json_response(201, Bytes::from(answer.to_string())));
     }
-    let def = Arc::clone(
-        shared
-            .find(rp.group, rp.version, rp.plural)
-            .ok_or_else(ApiError::no_route)?,
-    );
+    let def = shared
+        .find(rp.group, rp.version, rp.plural)
+        .ok_or_else(ApiError::no_route)?;
     if rp.namespace.is_some() && !def.namespaced {
         return Err(ApiError::no_route());
     }

@@ -303,6 +303,8 @@ pub(crate) fn strategy_for(def: &ResourceDef) -> &'static dyn Strategy {
         ("batch", "CronJob") => &CRON_JOB,
         ("networking.k8s.io", "Ingress") => &INGRESS,
         ("policy", "PodDisruptionBudget") => &PDB,
+        _ if crate::crd::is_crd(def) => &super::custom::CrdStrategy,
+        _ if def.schema.is_some() => &super::custom::CustomStrategy,
         _ => &DefaultStrategy,
     }
 }

@@ -5,6 +5,8 @@ use std::sync::Arc;
 
 use kube_core::Resource;
 
+use super::builtin::strategy_for;
+use super::strategy::Strategy;
 use super::{Target, conflict_stale, not_found};
 use crate::deletion::{Decision, DeleteOptions};
 use crate::error::ApiError;
@@ -51,7 +53,8 @@ pub(crate) async fn delete(
     let pre = request.preconditions;
     let options = request.options;
     let gc = target.shared.garbage_collection;
-    match crate::deletion::decide(target.def, &current, &options, gc) {
+    let strategy = strategy_for(target.def);
+    match crate::deletion::decide(target.def, &prepared(strategy, &current), &options, gc) {
         Decision::Unchanged => return Ok(current),
         Decision::Mark(_) => {}
         Decision::Delete => {
@@ -68,7 +71,7 @@ pub(crate) async fn delete(
         if stale(&pre, cur) {
             return Err(conflict_stale(&def, &owned_name));
         }
-        match crate::deletion::decide(&def, cur, &options, gc) {
+        match crate::deletion::decide(&def, &prepared(strategy, cur), &options, gc) {
             Decision::Mark(next) => Ok(*next),
             Decision::Delete | Decision::Unchanged => Ok((**cur).clone()),
         }
@@ -77,6 +80,17 @@ pub(crate) async fn delete(
         .guaranteed_update(key, f)
         .await
         .map_err(|e| target.status(name, e))
+}
+
+/// `obj` with the changes its kind's strategy makes before a delete (a finalizer of its own,
+/// such as a CRD's cleanup finalizer); an object already marked for deletion stays as it is,
+/// so that a second DELETE does not bring back a finalizer a controller has removed.
+fn prepared(strategy: &dyn Strategy, obj: &Object) -> Object {
+    let mut prepared = obj.clone();
+    if obj.meta().deletion_timestamp.is_none() {
+        strategy.prepare_for_delete(&mut prepared);
+    }
+    prepared
 }
 
 /// DELETE of a collection: deletes every object of the target passing `filter` (None: all; a

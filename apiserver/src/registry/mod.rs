@@ -10,9 +10,10 @@
 //!   finalizers and `deletionTimestamp`, preconditions and conflicts;
 //! - strategy.rs: the per-kind `Strategy` hooks (`prepare_for_create`,
 //!   `prepare_for_update`, `default`, `validate`, `validate_update`, `canonicalize`,
-//!   `warnings`, `allow_create_on_update`, `allow_unconditional_update`) and
-//!   `reset_fields`; builtin.rs: the built-in kinds' strategies and `strategy_for`, which
-//!   picks a resource's;
+//!   `warnings`, `prepare_for_delete`, `allow_create_on_update`,
+//!   `allow_unconditional_update`) and `reset_fields`; builtin.rs: the built-in kinds'
+//!   strategies and `strategy_for`, which picks a resource's; custom.rs: the strategies of
+//!   CustomResourceDefinitions and of custom objects with a schema;
 //! - scale.rs and token.rs: the `scale` and `token` subresources; service_ip.rs: services'
 //!   cluster IPs;
 //! - managed.rs: **the server-side apply seam**.
@@ -45,6 +46,7 @@ use crate::storage::StorageError;
 
 mod builtin;
 mod create;
+mod custom;
 mod decode;
 mod delete;
 mod managed;

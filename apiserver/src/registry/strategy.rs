@@ -3,8 +3,9 @@
 //!
 //! A [`Strategy`] is a trait whose methods all have the behaviour of Kubernetes' generic
 //! strategy as default bodies: a kind's strategy is a unit struct that overrides only the hooks
-//! it has rules for (as Kubernetes' strategies embed the defaults), and custom resources and
-//! kinds without special rules use [`DefaultStrategy`]. `builtin::strategy_for` picks the
+//! it has rules for (as Kubernetes' strategies embed the defaults), and custom resources without
+//! a schema and kinds without special rules use [`DefaultStrategy`] (CRDs and custom objects
+//! with a schema: custom.rs). `builtin::strategy_for` picks the
 //! strategy of a resource at run time (a `&'static dyn Strategy`: strategies hold no state).
 
 use kube_core::Resource;
@@ -68,6 +69,10 @@ pub(crate) trait Strategy: Sync {
         Vec::new()
     }
 
+    /// Changes a DELETE makes to the object before it is deleted (a finalizer added here holds
+    /// it, marked with a `deletionTimestamp`, until the finalizer is removed).
+    fn prepare_for_delete(&self, _obj: &mut Object) {}
+
     /// Whether a PUT to an absent object creates it.
     fn allow_create_on_update(&self) -> bool {
         false
@@ -79,8 +84,8 @@ pub(crate) trait Strategy: Sync {
     }
 }
 
-/// The generic strategy: custom resources and kinds without special rules. A new object of a
-/// resource with a status subresource has no status (as custom resources).
+/// The generic strategy: custom resources without a schema and kinds without special rules. A
+/// new object of a resource with a status subresource has no status (as custom resources).
 pub(crate) struct DefaultStrategy;
 
 impl Strategy for DefaultStrategy {

@@ -244,7 +244,7 @@ pub(crate) async fn patch(
                     request.kind,
                     &mut value,
                     &request.patch,
-                    Schema::type_of(&def.api),
+                    Schema::type_of(&def.api, def.schema.as_deref()).ty(),
                 )?;
                 value
             }

@@ -82,6 +82,24 @@ pub(crate) struct Schema {
     roots: HashMap<Gvk, TypeId>,
 }
 
+/// What [`Schema::type_of`] chose: a custom resource's compiled schema, or the built-in one.
+#[derive(Debug)]
+pub(crate) struct TypeOf {
+    compiled: Option<Schema>,
+    gvk: Gvk,
+}
+
+impl TypeOf {
+    /// The resource's type (untyped when its schema does not have it).
+    pub(crate) fn ty(&self) -> Ty<'_> {
+        let schema = self.compiled.as_ref().unwrap_or_else(|| Schema::builtin());
+        let (group, version, kind) = &self.gvk;
+        schema
+            .root(group, version, kind)
+            .unwrap_or_else(|| schema.untyped())
+    }
+}
+
 /// The untyped type, present in every schema at index 0.
 const UNTYPED: TypeId = TypeId(0);
 
@@ -124,13 +142,6 @@ impl Schema {
 
     /// A schema with one root `gvk` compiled from a custom resource's structural schema
     /// (`openAPIV3Schema`).
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "custom resources get their schema with the CRD work (issue 19)"
-        )
-    )]
     pub(crate) fn from_structural(gvk: Gvk, schema: &Value) -> Schema {
         compile::from_root(gvk, schema)
     }
@@ -141,13 +152,17 @@ impl Schema {
         self.roots.get(&key).map(|&id| Ty { schema: self, id })
     }
 
-    /// The type of `resource`'s objects: its built-in definition, else untyped (custom
-    /// resources, until their CRD's schema is compiled).
-    pub(crate) fn type_of(resource: &kube_core::ApiResource) -> Ty<'static> {
-        let schema = Self::builtin();
-        schema
-            .root(&resource.group, &resource.version, &resource.kind)
-            .unwrap_or_else(|| schema.untyped())
+    /// The type of `resource`'s objects: its CRD version's `structural` schema (compiled
+    /// here) if it has one, else its built-in definition, else untyped. The one place a
+    /// resource's type is chosen; [`TypeOf::ty`] is the type.
+    pub(crate) fn type_of(resource: &kube_core::ApiResource, structural: Option<&Value>) -> TypeOf {
+        let gvk = (
+            resource.group.clone(),
+            resource.version.clone(),
+            resource.kind.clone(),
+        );
+        let compiled = structural.map(|schema| Self::from_structural(gvk.clone(), schema));
+        TypeOf { compiled, gvk }
     }
 
     /// The untyped type (objects without a schema).

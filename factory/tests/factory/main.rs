@@ -13,6 +13,8 @@ use kube_client::{Api, Client};
 use kube_core::{ApiResource, DynamicObject, GroupVersionKind, Resource};
 use serde_json::json;
 
+mod crds;
+
 /// How long a test waits for an event it expects before failing.
 const PATIENCE: Duration = Duration::from_secs(20);
 
