@@ -69,26 +69,33 @@
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod any_informer;
+mod builder;
 mod controller;
 mod enqueue;
 mod error;
 mod handler;
+mod informer;
 mod new_informer;
 mod object_cache;
 mod panics;
 mod process;
 mod processor;
 mod queue;
-mod shared_informer;
+mod run;
 mod stream;
 mod sync;
 
+pub use any_informer::AnyInformer;
+pub use builder::SharedIndexInformerBuilder;
 pub use controller::{Controller, ControllerConfig, ProcessFunc};
 pub use enqueue::EnqueueHandler;
 pub use error::{InformerError, ObjectCacheError};
 pub use handler::{
-    FilteringResourceEventHandler, InformerEvent, ResourceEventHandler, ResourceEventHandlerFuncs,
+    FilteringResourceEventHandler, HandlerOptions, InformerEvent, ResourceEventHandler,
+    ResourceEventHandlerFuncs,
 };
+pub use informer::SharedIndexInformer;
 pub use kcache_store::{Lister, NamespaceLister};
 pub use new_informer::{
     new_indexer_informer, new_informer, new_transforming_indexer_informer,
@@ -98,8 +105,5 @@ pub use object_cache::{DEFAULT_SYNC_TIMEOUT, ImmutableCheck, ListerWatcherFactor
 pub use process::process_deltas;
 pub use processor::{MINIMUM_RESYNC_PERIOD, ResourceEventHandlerRegistration};
 pub use queue::{InformerQueue, QueueMode};
-pub use shared_informer::{
-    AnyInformer, HandlerOptions, SharedIndexInformer, SharedIndexInformerBuilder,
-};
 pub use stream::EventStream;
 pub use sync::{HasSynced, SYNC_POLL_PERIOD, wait_for_cache_sync, wait_for_named_cache_sync};
