@@ -80,7 +80,7 @@ impl<K: Resource + Send + Sync + 'static> SharedIndexInformerBuilder<K> {
         self
     }
 
-    /// The queue between reflector and cache (default [`QueueMode::RealFifo`]).
+    /// The queue between reflector and cache (default [`QueueMode::AtomicRealFifo`]).
     #[must_use]
     pub fn queue_mode(mut self, mode: QueueMode) -> Self {
         self.queue_mode = mode;

@@ -66,7 +66,8 @@ impl<K: Send + Sync + 'static> Inner<K> {
 ///   task. [`indexer`](Self::indexer) and [`lister`](Self::lister) read the cache.
 ///
 /// The queue between the reflector and the cache is the in-order
-/// [`RealFifo`](kcache_deltafifo::RealFifo) by default; see [`QueueMode`].
+/// [`RealFifo`](kcache_deltafifo::RealFifo) in atomic mode by default; see [`QueueMode`] for the modes and
+/// what the informer guarantees about order under each.
 ///
 /// ```
 /// use std::sync::Arc;
