@@ -8,9 +8,15 @@
 //!   replayed. Each handler has its own buffer and task: a slow or panicking handler harms
 //!   nobody else. [`AnyInformer`] erases the object type for informer factories.
 //! - [`Controller`]: a reflector into a queue ([`InformerQueue`]: the in-order
-//!   [`RealFifo`](kcache_deltafifo::RealFifo) or the [`DeltaFifo`](kcache_deltafifo::DeltaFifo))
-//!   and a loop popping it into a process function; [`process_deltas`] and the
+//!   [`RealFifo`](kcache_deltafifo::RealFifo), atomic by default, or the
+//!   [`DeltaFifo`](kcache_deltafifo::DeltaFifo); [`QueueMode`] says what each guarantees about
+//!   order) and a loop popping it into a process function; [`process_deltas`] and the
 //!   [`new_informer`] family for single-handler informers.
+//!
+//! One step from queue to handler: popped deltas are applied to the indexer and each change
+//! becomes the [`InformerEvent`] the processor hands to every handler (client-go's
+//! `HandleDeltas`); a RealFifo batch is applied with the queue unlocked (client-go 1.36's
+//! `UnlockWhileProcessingFIFO`), so the reflector never waits for it.
 //! - Handlers: the [`ResourceEventHandler`] trait, closures ([`ResourceEventHandlerFuncs`]) and
 //!   [`FilteringResourceEventHandler`].
 //! - [`wait_for_cache_sync`] over informers, registrations and controllers.
