@@ -102,7 +102,9 @@ pub use handler::{
     ResourceEventHandlerFuncs,
 };
 pub use informer::SharedIndexInformer;
-pub use kcache_store::{Lister, NamespaceLister};
+// What the builder takes, so that a user of it needs no other kcache crate to name it.
+pub use kcache_reflector::ReflectorConfig;
+pub use kcache_store::{IndexFunc, Indexers, Lister, NamespaceLister, TransformFunc};
 pub use new_informer::{
     new_indexer_informer, new_informer, new_transforming_indexer_informer,
     new_transforming_informer,
