@@ -297,13 +297,13 @@ impl<K> InformerEvent<K> {
     }
 }
 
-/// Per-handler options of [`SharedIndexInformer::add_event_handler_with_options`] (client-go's
+/// Per-handler options of [`SharedIndexInformer::add_event_handler_with_options`](crate::SharedIndexInformer::add_event_handler_with_options) (client-go's
 /// `HandlerOptions`).
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 pub struct HandlerOptions {
     /// The handler's resync period; `None` takes the informer's default. Zero: never. Periods
-    /// under one second become one second; see [`SharedIndexInformer::add_event_handler_with_resync_period`].
+    /// under one second become one second; see [`SharedIndexInformer::add_event_handler_with_resync_period`](crate::SharedIndexInformer::add_event_handler_with_resync_period).
     pub resync_period: Option<Duration>,
 }
 

@@ -12,8 +12,19 @@ use crate::handler::{InformerEvent, ResourceEventHandler};
 use crate::panics::call_handler;
 
 /// Applies popped deltas to `indexer` and calls `handler` for each change (client-go's
-/// `processDeltas`); see [`apply_deltas`] for the rules. A panic in the handler is caught and
-/// logged. The first error is returned after every delta was tried.
+/// `processDeltas`; a panic in the handler is caught and logged). Each change is the
+/// [`InformerEvent`] named here, dispatched to the handler's matching method:
+///
+/// - Added, Updated, Sync, Replaced: stored (the key computed once, the replaced object
+///   returned by the same write); `Update { old, new }` if something was replaced, else
+///   `Add { obj, is_in_initial_list }`;
+/// - Deleted: removed (by the tombstone's key for a tombstone), `Delete(obj or tombstone)`;
+/// - ReplacedAll: the indexer is replaced in one step; then `Delete` with a tombstone for each
+///   vanished object, `Update`/`Add` for each listed object in list order;
+/// - SyncAll: `Update(o, o)` for every stored object; Bookmark: the indexer's resource version.
+///
+/// A delta that fails (a failing or panicking index function) is skipped, the others are
+/// applied; the first error is returned.
 pub fn process_deltas<K, H>(
     handler: &H,
     indexer: &Indexer<K>,
@@ -31,18 +42,7 @@ where
 }
 
 /// Applies popped deltas to `indexer` and hands each change to `notify` as an
-/// [`InformerEvent`]:
-///
-/// - Added, Updated, Sync, Replaced: stored (the key computed once, the replaced object
-///   returned by the same write); `Update { old, new }` if something was replaced, else
-///   `Add { obj, is_in_initial_list }`;
-/// - Deleted: removed (by the tombstone's key for a tombstone), `Delete(obj or tombstone)`;
-/// - ReplacedAll: the indexer is replaced in one step; then `Delete` with a tombstone for each
-///   vanished object, `Update`/`Add` for each listed object in list order;
-/// - SyncAll: `Update(o, o)` for every stored object; Bookmark: the indexer's resource version.
-///
-/// A delta that fails (a failing or panicking index function) is skipped, the others are
-/// applied; the first error is returned.
+/// [`InformerEvent`], by the rules of [`process_deltas`].
 pub(crate) fn apply_deltas<K>(
     indexer: &Indexer<K>,
     deltas: &[Delta<K>],
