@@ -1,10 +1,12 @@
 //! Tidy rules, run as tests: every published crate carries its publishing metadata, a README,
 //! tests and benches; every source file opens with a `//!` comment; internal dependencies are
-//! versioned exactly where cargo needs it.
+//! versioned exactly where cargo needs it; no crate's modules import each other in a circle
+//! (imports.rs); no source file is over 600 lines.
 
 use std::fs;
 use std::path::Path;
 
+use crate::imports::{circles, graph_of};
 use crate::metadata::{Package, packages};
 
 fn published() -> Vec<Package> {
@@ -118,4 +120,51 @@ fn every_source_file_starts_with_a_module_comment() {
         undocumented.is_empty(),
         "files without a leading //! comment: {undocumented:#?}"
     );
+}
+
+/// The longest a source file may be.
+const MAX_LINES: usize = 600;
+
+/// Circles and long files the `registry` branch is reshaping (issue 20: the apiserver's write
+/// handlers move under `http/`, object.rs and resource.rs part); empty this once it has landed.
+const KNOWN: &[&str] = &[
+    "kcache-apiserver: http <-> scale <-> server <-> token <-> write",
+    "kcache-apiserver: object <-> resource",
+    "apiserver/src/object.rs",
+    "apiserver/src/write.rs",
+    "apiserver/tests/apiserver/writes.rs",
+];
+
+#[test]
+fn no_crate_has_an_import_circle_between_its_modules() {
+    let mut found = Vec::new();
+    for p in packages().unwrap_or_default() {
+        for circle in circles(&graph_of(&p.dir.join("src"))) {
+            let line = format!("{}: {}", p.name, circle.join(" <-> "));
+            if !KNOWN.contains(&line.as_str()) {
+                found.push(line);
+            }
+        }
+    }
+    assert!(found.is_empty(), "import circles: {found:#?}");
+}
+
+#[test]
+fn no_source_file_is_over_600_lines() {
+    let mut files = Vec::new();
+    for p in packages().unwrap_or_default() {
+        for dir in ["src", "tests", "benches", "examples"] {
+            rust_files(&p.dir.join(dir), &mut files);
+        }
+    }
+    assert!(!files.is_empty());
+    let long: Vec<String> = files
+        .iter()
+        .filter_map(|f| {
+            let lines = fs::read_to_string(f).unwrap_or_default().lines().count();
+            (lines > MAX_LINES).then(|| format!("{}: {lines} lines", f.display()))
+        })
+        .filter(|line| !KNOWN.iter().any(|k| line.contains(k)))
+        .collect();
+    assert!(long.is_empty(), "files over {MAX_LINES} lines: {long:#?}");
 }
