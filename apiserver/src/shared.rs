@@ -163,7 +163,7 @@ pub(crate) struct Shared {
     /// Whether the garbage collector runs (and deletes add its finalizers).
     pub(crate) garbage_collection: bool,
     /// The in-server controllers' progress.
-    pub(crate) controllers: crate::controllers::Progress,
+    pub(crate) controllers: crate::controllers::progress::Progress,
 }
 
 impl Shared {

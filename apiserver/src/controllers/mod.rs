@@ -6,7 +6,7 @@
 //! whenever a cache moves, takes a consistent snapshot of every cache at the storage's current
 //! revision (snapshot.rs), decides what to do from it and writes through the registry's write
 //! path. A pass that has nothing to do marks the revision it saw as idle
-//! ([`ApiServer::wait_controllers_idle`]); each pass logs its duration and actions (`tracing`
+//! (`ApiServer::wait_controllers_idle`); each pass logs its duration and actions (`tracing`
 //! target `kcache_apiserver::controllers`), so their lag is visible. They stop with the server.
 
 use std::sync::Arc;
@@ -14,40 +14,23 @@ use std::time::Duration;
 
 use futures::future::select_all;
 use kube_core::Resource;
-use serde_json::json;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use crate::admission::SYSTEM_NAMESPACES;
-use crate::deletion::is_namespace;
 use crate::error::ApiError;
 use crate::object::Object;
-use crate::server::ApiServer;
 use crate::shared::Shared;
 
 mod action;
 mod gc;
 mod namespace;
+pub(crate) mod progress;
 mod snapshot;
 
 use snapshot::Snapshot;
 
 /// How long the controllers wait before retrying after a failed write.
 const RETRY: Duration = Duration::from_secs(1);
-
-/// The controllers' progress: the storage revision of the last pass that had nothing to do.
-#[derive(Debug)]
-pub(crate) struct Progress {
-    idle: watch::Sender<u64>,
-}
-
-impl Default for Progress {
-    fn default() -> Self {
-        Self {
-            idle: watch::channel(0).0,
-        }
-    }
-}
 
 /// Starts the controllers' task (stopped by the server's shutdown).
 pub(crate) fn spawn(shared: &Arc<Shared>) {
@@ -79,7 +62,7 @@ async fn run(shared: &Arc<Shared>) {
                     "controllers pass"
                 );
                 if actions == 0 {
-                    shared.controllers.idle.send_replace(rev);
+                    shared.controllers.mark_idle(rev);
                 }
                 wake
             }
@@ -135,40 +118,6 @@ async fn pass(shared: &Arc<Shared>) -> Result<(u64, usize, Option<Instant>), Api
         wake
     };
     Ok((snapshot.revision, count, wake))
-}
-
-impl ApiServer {
-    /// Creates the namespaces every cluster has (`default`, `kube-system`, `kube-public`,
-    /// `kube-node-lease`) unless they exist (a persistent storage may have them).
-    pub async fn ensure_system_namespaces(&self) -> Result<(), ApiError> {
-        let Some(def) = self.shared.resources.iter().find(|d| is_namespace(d)) else {
-            return Ok(());
-        };
-        for name in SYSTEM_NAMESPACES {
-            let obj = Object::from_value(
-                json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}),
-            )
-            .map_err(|e| ApiError::internal(e.to_string()))?;
-            match crate::registry::create_object(&self.shared, def, obj).await {
-                Ok(_) => {}
-                Err(e) if e.code == 409 => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(())
-    }
-
-    /// Waits until the controllers (garbage collector, namespace controller, pod grace) have
-    /// seen the storage's current revision and had nothing left to do: what a test waits for
-    /// after a delete, instead of sleeping. Pods still in their grace period do not count.
-    pub async fn wait_controllers_idle(&self) -> Result<(), ApiError> {
-        let rev = self.storage_revision().await?;
-        let mut rx = self.shared.controllers.idle.subscribe();
-        rx.wait_for(|idle| *idle >= rev)
-            .await
-            .map(drop)
-            .map_err(|_| ApiError::internal("the controllers have stopped"))
-    }
 }
 
 /// Whether `obj` carries `finalizer`.
