@@ -47,6 +47,7 @@
 
 mod access;
 mod admission;
+mod authn;
 mod cache;
 mod cacher;
 mod continue_token;

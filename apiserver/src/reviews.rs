@@ -161,7 +161,7 @@ async fn token_review(shared: &Shared, spec: &Value) -> Value {
         .as_array()
         .map(|a| a.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
-    match crate::access::verify(shared, str_of(spec, "token")).await {
+    match crate::authn::verify(shared, str_of(spec, "token")).await {
         Ok(claims) => {
             let audiences: Vec<&str> = if wanted.is_empty() {
                 claims.audiences.iter().map(String::as_str).collect()

@@ -6,10 +6,13 @@ use std::time::Duration;
 
 use kube_core::ApiResource;
 use parking_lot::Mutex;
+use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::access::{AccessRule, Policy};
+use crate::admission::SYSTEM_NAMESPACES;
 use crate::cache::WatchCache;
+use crate::deletion::is_namespace;
 use crate::error::ApiError;
 use crate::object::Object;
 use crate::resource::{ResourceDef, builtin_resources};
@@ -165,7 +168,7 @@ impl ApiServerBuilder {
             openapi: Mutex::new(None),
             policy: self.policy,
             garbage_collection: !self.no_garbage_collection,
-            controllers: crate::controllers::Progress::default(),
+            controllers: crate::controllers::progress::Progress::default(),
         });
         for def in resources {
             let (group, plural) = (def.api.group.clone(), def.api.plural.clone());
@@ -336,5 +339,44 @@ impl ApiServer {
     pub fn shutdown(&self) {
         self.end_all_watches();
         self.shared.shutdown.cancel();
+    }
+}
+
+impl ApiServer {
+    /// Creates the namespaces every cluster has (`default`, `kube-system`, `kube-public`,
+    /// `kube-node-lease`) unless they exist (a persistent storage may have them).
+    pub async fn ensure_system_namespaces(&self) -> Result<(), ApiError> {
+        let served = self.shared.served();
+        let Some(def) = served.resources.iter().find(|d| is_namespace(d)) else {
+            return Ok(());
+        };
+        for name in SYSTEM_NAMESPACES {
+            let obj = Object::from_value(
+                json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}),
+            )
+            .map_err(|e| ApiError::internal(e.to_string()))?;
+            match crate::registry::create_object(&self.shared, def, obj).await {
+                Ok(_) => {}
+                Err(e) if e.code == 409 => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits until the controllers (garbage collector, namespace controller, pod grace) have
+    /// seen the storage's current revision and had nothing left to do: what a test waits for
+    /// after a delete, instead of sleeping. Pods still in their grace period do not count. Of
+    /// the CRD controller it waits only for the CRDs stored at start to be served
+    /// ([`ApiServer::wait_crds_served`]); for a CRD written later, use
+    /// [`ApiServer::wait_served`].
+    pub async fn wait_controllers_idle(&self) -> Result<(), ApiError> {
+        self.wait_crds_served().await;
+        let rev = self.storage_revision().await?;
+        if self.shared.controllers.wait_idle(rev).await {
+            Ok(())
+        } else {
+            Err(ApiError::internal("the controllers have stopped"))
+        }
     }
 }

@@ -161,7 +161,7 @@ pub(crate) struct Shared {
     /// Whether the garbage collector runs (and deletes add its finalizers).
     pub(crate) garbage_collection: bool,
     /// The in-server controllers' progress.
-    pub(crate) controllers: crate::controllers::Progress,
+    pub(crate) controllers: crate::controllers::progress::Progress,
     /// Bumped at every change of the served set (see [`Shared::serve`]).
     pub(crate) served_changes: tokio::sync::watch::Sender<u64>,
     /// True once the CRD controller has served the CRDs stored when the server started.

@@ -61,22 +61,15 @@ fn key_func() -> KeyFunc<Obj> {
 }
 
 fn delta_fifo(known: Option<Arc<dyn KnownObjects<Obj>>>) -> DeltaFifo<Obj> {
-    DeltaFifo::new(DeltaFifoOptions {
-        key_func: key_func(),
-        known_objects: known,
-        emit_delta_type_replaced: false,
-        transformer: None,
+    let options = DeltaFifoOptions::with_key_func(key_func());
+    DeltaFifo::new(match known {
+        Some(known) => options.known_objects(known),
+        None => options,
     })
 }
 
 fn real_fifo() -> RealFifo<Obj> {
-    RealFifo::new(RealFifoOptions {
-        key_func: key_func(),
-        known_objects: None,
-        transformer: None,
-        atomic_events: false,
-        batch_size: kcache_deltafifo::DEFAULT_BATCH_SIZE,
-    })
+    RealFifo::new(RealFifoOptions::with_key_func(key_func()))
 }
 
 fn rt() -> tokio::runtime::Runtime {
@@ -196,13 +189,9 @@ fn replace(c: &mut Criterion) {
     g.bench_function("real_fifo/100k_against_100k_known_1pct_deleted", |b| {
         b.iter_batched(
             || {
-                let q = RealFifo::new(RealFifoOptions {
-                    key_func: key_func(),
-                    known_objects: Some(known.clone()),
-                    transformer: None,
-                    atomic_events: false,
-                    batch_size: kcache_deltafifo::DEFAULT_BATCH_SIZE,
-                });
+                let q = RealFifo::new(
+                    RealFifoOptions::with_key_func(key_func()).known_objects(known.clone()),
+                );
                 (q, listed.clone())
             },
             |(q, items)| {

@@ -18,29 +18,34 @@ use crate::queue_core::{ItemKey, Policy, QueueCore, queue_impls};
 /// How a [`DeltaFifo`] is built (client-go's `DeltaFIFOOptions`).
 pub struct DeltaFifoOptions<K> {
     /// Computes an object's key. Default: `namespace/name`.
-    pub key_func: KeyFunc<K>,
+    key_func: KeyFunc<K>,
     /// The objects downstream of the queue (usually the informer's indexer, read-only): used to
     /// detect deletions on replace, to decide whether a delete is worth queueing, and by resync.
-    pub known_objects: Option<Arc<dyn KnownObjects<K>>>,
+    known_objects: Option<Arc<dyn KnownObjects<K>>>,
     /// Emit [`DeltaType::Replaced`] for relisted objects instead of [`DeltaType::Sync`]
     /// (default false, for compatibility with client-go).
-    pub emit_delta_type_replaced: bool,
+    emit_delta_type_replaced: bool,
     /// Run on every object once as it is queued (not on tombstones nor on resync).
-    pub transformer: Option<TransformFunc<K>>,
+    transformer: Option<TransformFunc<K>>,
 }
 
 impl<K: Resource + 'static> Default for DeltaFifoOptions<K> {
     fn default() -> Self {
+        Self::with_key_func(kcache_store::meta_namespace_key_func())
+    }
+}
+
+impl<K> DeltaFifoOptions<K> {
+    /// The defaults with `key_func` (for objects that are not Kubernetes resources).
+    pub fn with_key_func(key_func: KeyFunc<K>) -> Self {
         Self {
-            key_func: kcache_store::meta_namespace_key_func(),
+            key_func,
             known_objects: None,
             emit_delta_type_replaced: false,
             transformer: None,
         }
     }
-}
 
-impl<K> DeltaFifoOptions<K> {
     /// Sets the known objects.
     #[must_use]
     pub fn known_objects(mut self, known: Arc<dyn KnownObjects<K>>) -> Self {

@@ -106,6 +106,14 @@ pub(crate) trait Policy {
 
     /// Adds the policy's settings to the queue's Debug output.
     fn debug_fields(&self, _d: &mut fmt::DebugStruct<'_, '_>) {}
+
+    /// Whether a pop runs its process function without holding the queue's lock (client-go's
+    /// `UnlockWhileProcessingFIFO`). Only for a policy whose per-object writes never read the
+    /// known objects: those go on while a batch is processed, and replace and resync, which
+    /// read them, wait for the batch to be applied.
+    fn unlock_while_processing(&self) -> bool {
+        false
+    }
 }
 
 /// The item type of a policy's queue.
@@ -120,7 +128,12 @@ struct State<S> {
 }
 
 /// A queue: pending items held as its [`Policy`] says, behind one lock, with the pop loop.
+///
+/// Lock order: `processing`, then `state`. A pop holds `processing` while its batch is
+/// processed; with the queue unlocked meanwhile, only replace and resync (whose outcome depends
+/// on what the consumer has applied) wait for it.
 pub(crate) struct QueueCore<P: Policy> {
+    processing: Mutex<()>,
     state: Mutex<State<P::Pending>>,
     notify: Notify,
     policy: P,
@@ -146,6 +159,7 @@ impl<P: Policy> QueueCore<P> {
     /// An empty, open queue.
     pub(crate) fn new(policy: P) -> Self {
         Self {
+            processing: Mutex::new(()),
             state: Mutex::new(State {
                 pending: P::Pending::default(),
                 population: Population::default(),
@@ -189,7 +203,9 @@ impl<P: Policy> QueueCore<P> {
     }
 
     /// Waits for an item, takes up to `limit` places (see [`Pending::take`]) and runs `process`
-    /// on them under the lock; a requeue puts them back.
+    /// on them, under the lock or, if the policy says so, with the lock released; a requeue puts
+    /// them back. The taken places leave the initial population only once processed, so
+    /// `has_synced` never runs ahead of the consumer.
     pub(crate) async fn pop_up_to<T, E, F>(
         &self,
         limit: usize,
@@ -199,24 +215,37 @@ impl<P: Policy> QueueCore<P> {
         F: FnOnce(&Item<P>, bool) -> Result<T, ProcessError<E>> + Send,
     {
         let mut process = Some(process);
+        let unlocked = self.policy.unlock_while_processing();
         wait_for(&self.notify, move || {
+            let _processing = self.processing.lock();
             let mut s = self.state.lock();
-            let s = &mut *s;
             let mut taken = None;
             let mut in_initial_list = false;
-            // A place whose item was deleted is skipped.
+            let mut places = 0;
+            // A place whose item was deleted is skipped (and leaves the population at once).
             while taken.is_none() {
+                s.population.popped(places);
                 in_initial_list = !s.population.has_synced();
-                let Some(n) = s.pending.take(limit, s.population.remaining(), &mut taken) else {
+                let remaining = s.population.remaining();
+                let Some(n) = s.pending.take(limit, remaining, &mut taken) else {
                     return s.closed.then_some(Err(PopError::Closed));
                 };
-                s.population.popped(n);
+                places = n;
             }
             let (Some(item), Some(process)) = (&taken, process.take()) else {
                 return None;
             };
             let item = <P::Pending as Pending>::item(item);
-            let outcome = run_logged(P::NAME, s.pending.len(), || process(item, in_initial_list));
+            let depth = s.pending.len();
+            let outcome = if unlocked {
+                drop(s);
+                let outcome = run_logged(P::NAME, depth, || process(item, in_initial_list));
+                s = self.state.lock();
+                outcome
+            } else {
+                run_logged(P::NAME, depth, || process(item, in_initial_list))
+            };
+            s.population.popped(places);
             let (result, requeue) = settle(outcome);
             if let Some(taken) = taken.filter(|_| requeue) {
                 s.pending.requeue(taken);
@@ -227,6 +256,12 @@ impl<P: Policy> QueueCore<P> {
             Some(result)
         })
         .await
+    }
+
+    /// Runs `write` like [`write`](Self::write), after any batch being processed was applied.
+    fn write_after_processing<R>(&self, write: impl FnOnce(&mut State<P::Pending>) -> R) -> R {
+        let _processing = self.processing.lock();
+        self.write(write)
     }
 }
 
@@ -270,7 +305,7 @@ where
         items: Vec<Arc<P::Object>>,
         resource_version: &str,
     ) -> Result<(), StoreError> {
-        self.write(|s| {
+        self.write_after_processing(|s| {
             let initial = self
                 .policy
                 .replace(&mut s.pending, items, resource_version)?;
@@ -281,7 +316,7 @@ where
     }
 
     fn resync(&self) -> Result<(), StoreError> {
-        self.write(|s| self.policy.resync(&mut s.pending))
+        self.write_after_processing(|s| self.policy.resync(&mut s.pending))
     }
 
     fn last_store_sync_resource_version(&self) -> String {

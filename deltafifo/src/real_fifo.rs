@@ -22,35 +22,47 @@ pub const DEFAULT_BATCH_SIZE: usize = 1000;
 /// How a [`RealFifo`] is built (client-go's `RealFIFOOptions`).
 pub struct RealFifoOptions<K> {
     /// Computes an object's key. Default: `namespace/name`.
-    pub key_func: KeyFunc<K>,
+    key_func: KeyFunc<K>,
     /// The objects downstream of the queue, used by replace (deletion detection) and resync when
     /// not in atomic mode. Without it, replace detects deletions among queued keys only and resync
     /// does nothing.
-    pub known_objects: Option<Arc<dyn KnownObjects<K>>>,
+    known_objects: Option<Arc<dyn KnownObjects<K>>>,
     /// Run on every object once as it is queued (not on tombstones nor on resync).
-    pub transformer: Option<TransformFunc<K>>,
+    transformer: Option<TransformFunc<K>>,
     /// Atomic mode: replace queues one [`Delta::ReplacedAll`], resync one [`Delta::SyncAll`] and
     /// bookmarks a [`Delta::Bookmark`]; the consumer computes deletions against its own state.
     /// Known objects are not used in this mode.
-    pub atomic_events: bool,
+    atomic_events: bool,
     /// The maximum number of deltas handed to one [`RealFifo::pop_batch`] (default
     /// [`DEFAULT_BATCH_SIZE`]; 0 counts as 1).
-    pub batch_size: usize,
+    batch_size: usize,
+    /// Process a popped batch with the queue unlocked (client-go's `UnlockWhileProcessingFIFO`,
+    /// beta and on in 1.36; default true): adds, updates and deletes are queued while the
+    /// consumer applies a batch, so the reflector never waits for it; replace and resync wait
+    /// until the batch is applied, since they read what the consumer holds. Per key, deltas are
+    /// still handed out in arrival order and one batch at a time.
+    unlock_while_processing: bool,
 }
 
 impl<K: Resource + 'static> Default for RealFifoOptions<K> {
     fn default() -> Self {
-        Self {
-            key_func: kcache_store::meta_namespace_key_func(),
-            known_objects: None,
-            transformer: None,
-            atomic_events: false,
-            batch_size: DEFAULT_BATCH_SIZE,
-        }
+        Self::with_key_func(kcache_store::meta_namespace_key_func())
     }
 }
 
 impl<K> RealFifoOptions<K> {
+    /// The defaults with `key_func` (for objects that are not Kubernetes resources).
+    pub fn with_key_func(key_func: KeyFunc<K>) -> Self {
+        Self {
+            key_func,
+            known_objects: None,
+            transformer: None,
+            atomic_events: false,
+            batch_size: DEFAULT_BATCH_SIZE,
+            unlock_while_processing: true,
+        }
+    }
+
     /// Sets the known objects.
     #[must_use]
     pub fn known_objects(mut self, known: Arc<dyn KnownObjects<K>>) -> Self {
@@ -69,6 +81,13 @@ impl<K> RealFifoOptions<K> {
     #[must_use]
     pub fn atomic_events(mut self, atomic: bool) -> Self {
         self.atomic_events = atomic;
+        self
+    }
+
+    /// Sets whether a batch is processed with the queue unlocked.
+    #[must_use]
+    pub fn unlock_while_processing(mut self, unlock: bool) -> Self {
+        self.unlock_while_processing = unlock;
         self
     }
 
@@ -94,6 +113,7 @@ impl<K> fmt::Debug for RealFifoOptions<K> {
             .field("transformer", &self.transformer.is_some())
             .field("atomic_events", &self.atomic_events)
             .field("batch_size", &self.batch_size)
+            .field("unlock_while_processing", &self.unlock_while_processing)
             .finish_non_exhaustive()
     }
 }
@@ -264,6 +284,7 @@ struct RealPolicy<K> {
     transformer: Option<TransformFunc<K>>,
     atomic_events: bool,
     batch_size: usize,
+    unlock_while_processing: bool,
 }
 
 fn batchable(kind: DeltaType) -> bool {
@@ -455,7 +476,13 @@ impl<K> Policy for RealPolicy<K> {
 
     fn debug_fields(&self, d: &mut fmt::DebugStruct<'_, '_>) {
         d.field("atomic_events", &self.atomic_events)
-            .field("batch_size", &self.batch_size);
+            .field("batch_size", &self.batch_size)
+            .field("unlock_while_processing", &self.unlock_while_processing);
+    }
+
+    /// Adds, updates and deletes queue every event without reading the known objects.
+    fn unlock_while_processing(&self) -> bool {
+        self.unlock_while_processing
     }
 }
 
@@ -473,6 +500,7 @@ impl<K: Send + Sync> RealFifo<K> {
                 transformer: options.transformer,
                 atomic_events: options.atomic_events,
                 batch_size: options.batch_size.max(1),
+                unlock_while_processing: options.unlock_while_processing,
             }),
         }
     }

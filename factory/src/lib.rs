@@ -57,5 +57,8 @@ mod type_key;
 
 pub use error::FactoryError;
 pub use factory::{SharedInformerFactory, SharedInformerFactoryBuilder, TypedResource};
-pub use kcache_reflector::TweakListOptions;
+// What the builder takes, so that a user of it needs no other kcache crate to name it.
+pub use kcache_informer::QueueMode;
+pub use kcache_reflector::{ReflectorConfig, ReflectorMetrics, TweakListOptions};
+pub use kcache_store::TransformFunc;
 pub use transform::drop_managed_fields;

@@ -1,7 +1,6 @@
 //! [`Controller`]: runs a reflector into a queue and pops until closed.
 
 use std::fmt;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -12,9 +11,9 @@ use kube_core::Resource;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::InformerError;
-use crate::panics::panic_error;
+use crate::panics::call_process;
 use crate::queue::InformerQueue;
-use crate::sync::sync_changed;
+use crate::sync::{HasSynced, sync_changed};
 
 /// What a [`Controller`] does with each batch of popped deltas: `(deltas, is_in_initial_list)`.
 /// It runs under the queue's lock, so it must be short and must not call back into the queue.
@@ -153,9 +152,8 @@ impl<K: Resource + Send + Sync + 'static> Controller<K> {
                 biased;
                 () = shutdown.cancelled() => return,
                 popped = self.queue.pop(|deltas, initial| {
-                    // A panic in user code (an index function) fails this batch, not the loop.
-                    let outcome = catch_unwind(AssertUnwindSafe(|| (self.process)(deltas, initial)))
-                        .unwrap_or_else(|payload| Err(panic_error(&*payload)));
+                    // A panic in the process function fails this batch, not the loop.
+                    let outcome = call_process(|| (self.process)(deltas, initial));
                     outcome.map_err(|e| {
                         if retry { ProcessError::Requeue(e) } else { ProcessError::Fail(e) }
                     })
@@ -193,5 +191,14 @@ impl<K: Resource + Send + Sync + 'static> Controller<K> {
     /// The controller's name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+}
+
+impl<K: Resource + Send + Sync + 'static> HasSynced for Controller<K> {
+    fn has_synced(&self) -> bool {
+        Controller::has_synced(self)
+    }
+    fn signals_sync(&self) -> bool {
+        true
     }
 }

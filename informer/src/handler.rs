@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 use kcache_store::MaybeTombstone;
 
@@ -293,5 +294,29 @@ impl<K> InformerEvent<K> {
                 ..
             }
         )
+    }
+}
+
+/// Per-handler options of [`SharedIndexInformer::add_event_handler_with_options`](crate::SharedIndexInformer::add_event_handler_with_options) (client-go's
+/// `HandlerOptions`).
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct HandlerOptions {
+    /// The handler's resync period; `None` takes the informer's default. Zero: never. Periods
+    /// under one second become one second; see [`SharedIndexInformer::add_event_handler_with_resync_period`](crate::SharedIndexInformer::add_event_handler_with_resync_period).
+    pub resync_period: Option<Duration>,
+}
+
+impl HandlerOptions {
+    /// Options with the informer's defaults.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the resync period.
+    #[must_use]
+    pub fn resync_period(mut self, period: Duration) -> Self {
+        self.resync_period = Some(period);
+        self
     }
 }

@@ -8,9 +8,15 @@
 //!   replayed. Each handler has its own buffer and task: a slow or panicking handler harms
 //!   nobody else. [`AnyInformer`] erases the object type for informer factories.
 //! - [`Controller`]: a reflector into a queue ([`InformerQueue`]: the in-order
-//!   [`RealFifo`](kcache_deltafifo::RealFifo) or the [`DeltaFifo`](kcache_deltafifo::DeltaFifo))
-//!   and a loop popping it into a process function; [`process_deltas`] and the
+//!   [`RealFifo`](kcache_deltafifo::RealFifo), atomic by default, or the
+//!   [`DeltaFifo`](kcache_deltafifo::DeltaFifo); [`QueueMode`] says what each guarantees about
+//!   order) and a loop popping it into a process function; [`process_deltas`] and the
 //!   [`new_informer`] family for single-handler informers.
+//!
+//! One step from queue to handler: popped deltas are applied to the indexer and each change
+//! becomes the [`InformerEvent`] the processor hands to every handler (client-go's
+//! `HandleDeltas`); a RealFifo batch is applied with the queue unlocked (client-go 1.36's
+//! `UnlockWhileProcessingFIFO`), so the reflector never waits for it.
 //! - Handlers: the [`ResourceEventHandler`] trait, closures ([`ResourceEventHandlerFuncs`]) and
 //!   [`FilteringResourceEventHandler`].
 //! - [`wait_for_cache_sync`] over informers, registrations and controllers.
@@ -69,27 +75,36 @@
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod any_informer;
+mod builder;
 mod controller;
 mod enqueue;
 mod error;
 mod handler;
+mod informer;
 mod new_informer;
 mod object_cache;
 mod panics;
 mod process;
 mod processor;
 mod queue;
-mod shared_informer;
+mod run;
 mod stream;
 mod sync;
 
+pub use any_informer::AnyInformer;
+pub use builder::SharedIndexInformerBuilder;
 pub use controller::{Controller, ControllerConfig, ProcessFunc};
 pub use enqueue::EnqueueHandler;
 pub use error::{InformerError, ObjectCacheError};
 pub use handler::{
-    FilteringResourceEventHandler, InformerEvent, ResourceEventHandler, ResourceEventHandlerFuncs,
+    FilteringResourceEventHandler, HandlerOptions, InformerEvent, ResourceEventHandler,
+    ResourceEventHandlerFuncs,
 };
-pub use kcache_store::{Lister, NamespaceLister};
+pub use informer::SharedIndexInformer;
+// What the builder takes, so that a user of it needs no other kcache crate to name it.
+pub use kcache_reflector::ReflectorConfig;
+pub use kcache_store::{IndexFunc, Indexers, Lister, NamespaceLister, TransformFunc};
 pub use new_informer::{
     new_indexer_informer, new_informer, new_transforming_indexer_informer,
     new_transforming_informer,
@@ -98,8 +113,5 @@ pub use object_cache::{DEFAULT_SYNC_TIMEOUT, ImmutableCheck, ListerWatcherFactor
 pub use process::process_deltas;
 pub use processor::{MINIMUM_RESYNC_PERIOD, ResourceEventHandlerRegistration};
 pub use queue::{InformerQueue, QueueMode};
-pub use shared_informer::{
-    AnyInformer, HandlerOptions, SharedIndexInformer, SharedIndexInformerBuilder,
-};
 pub use stream::EventStream;
 pub use sync::{HasSynced, SYNC_POLL_PERIOD, wait_for_cache_sync, wait_for_named_cache_sync};

@@ -9,8 +9,8 @@ use kube_core::Resource;
 
 use crate::controller::{Controller, ControllerConfig, ProcessFunc, type_name};
 use crate::handler::ResourceEventHandler;
-use crate::panics::CatchPanics;
-use crate::process::process_deltas;
+use crate::panics::call_handler;
+use crate::process::apply_deltas;
 use crate::queue::{InformerQueue, QueueMode};
 
 /// An informer without sharing: an indexer kept in sync with the server and a handler called
@@ -146,12 +146,14 @@ where
 {
     let indexer = Arc::new(Indexer::new(indexers));
     let known: Arc<dyn KnownObjects<K>> = indexer.clone();
-    let queue = InformerQueue::new(QueueMode::RealFifo, known, transform);
-    let name: Arc<str> = type_name::<K>().into();
-    let handler = CatchPanics { name, handler };
+    let queue = InformerQueue::new(QueueMode::default(), known, transform);
+    let name = type_name::<K>();
     let store = Arc::clone(&indexer);
     let process: ProcessFunc<K> = Arc::new(move |deltas, initial| {
-        process_deltas(&handler, &store, deltas, initial).map_err(BoxError::from)
+        apply_deltas(&store, deltas, initial, |event| {
+            call_handler(&name, &handler, &event);
+        })
+        .map_err(BoxError::from)
     });
     let mut config = ControllerConfig::new(queue, Arc::new(lister_watcher), process);
     config.reflector = ReflectorConfig::default().resync_period(resync_period);

@@ -1,67 +1,37 @@
-//! Handlers and process functions run with their panics caught and logged.
+//! The one place an informer calls user code that may panic: handlers (from each listener's task,
+//! or from the process function of a [`new_informer`](crate::new_informer)) and a
+//! [`Controller`](crate::Controller)'s process function. A panic is caught here, logged or turned
+//! into an error, and the caller goes on (client-go's `HandleCrash` without the crash).
+//! Index functions are the store's user code: kcache-store catches their panics.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Arc;
 
-use kcache_store::{BoxError, MaybeTombstone};
+use kcache_store::{BoxError, panic_message};
 
 use crate::handler::{InformerEvent, ResourceEventHandler};
 
-/// Calls a handler, catching and logging its panics (a panicking handler must not take the
-/// queue or the process loop down with it).
-pub(crate) struct CatchPanics<H> {
-    pub(crate) name: Arc<str>,
-    pub(crate) handler: H,
+/// Runs `f`, turning a panic into its message.
+fn caught<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    catch_unwind(AssertUnwindSafe(f)).map_err(|payload| panic_message(&*payload))
 }
 
-/// A panic turned into an error.
-pub(crate) fn panic_error(payload: &(dyn std::any::Any + Send)) -> BoxError {
-    format!("panicked: {}", panic_message(payload)).into()
-}
-
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {
-    payload
-        .downcast_ref::<&str>()
-        .copied()
-        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("non-string panic payload")
-}
-
-pub(crate) fn log_panic(name: &str, payload: &(dyn std::any::Any + Send)) {
-    tracing::error!(
-        informer = name,
-        panic = panic_message(payload),
-        "event handler panicked; the handler keeps receiving notifications"
-    );
-}
-
-impl<H> CatchPanics<H> {
-    fn guard(&self, f: impl FnOnce(&H)) {
-        if let Err(payload) = catch_unwind(AssertUnwindSafe(|| f(&self.handler))) {
-            log_panic(&self.name, &*payload);
-        }
-    }
-}
-
-impl<K, H: ResourceEventHandler<K>> ResourceEventHandler<K> for CatchPanics<H> {
-    fn on_add(&self, obj: &Arc<K>, is_in_initial_list: bool) {
-        self.guard(|h| h.on_add(obj, is_in_initial_list));
-    }
-    fn on_update(&self, old: &Arc<K>, new: &Arc<K>) {
-        self.guard(|h| h.on_update(old, new));
-    }
-    fn on_delete(&self, obj: &MaybeTombstone<K>) {
-        self.guard(|h| h.on_delete(obj));
-    }
-}
-
-/// Dispatches one event through [`CatchPanics`].
-pub(crate) fn dispatch_catching<K, H: ResourceEventHandler<K> + ?Sized>(
-    name: &str,
-    event: &InformerEvent<K>,
+/// Calls the method of `handler` that `event` names; a panic is logged and the handler keeps
+/// receiving later notifications.
+pub(crate) fn call_handler<K, H: ResourceEventHandler<K> + ?Sized>(
+    informer: &str,
     handler: &H,
+    event: &InformerEvent<K>,
 ) {
-    if let Err(payload) = catch_unwind(AssertUnwindSafe(|| event.dispatch(handler))) {
-        log_panic(name, &*payload);
+    if let Err(panic) = caught(|| event.dispatch(handler)) {
+        tracing::error!(
+            informer,
+            panic,
+            "event handler panicked; the handler keeps receiving notifications"
+        );
     }
+}
+
+/// Calls a process function; a panic fails the batch with an error.
+pub(crate) fn call_process(f: impl FnOnce() -> Result<(), BoxError>) -> Result<(), BoxError> {
+    caught(f).unwrap_or_else(|panic| Err(panic.into()))
 }

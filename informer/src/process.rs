@@ -1,4 +1,5 @@
-//! [`process_deltas`]: the delta processing shared by every informer.
+//! Applying popped deltas to the indexer, each change becoming the notification it is (client-go's
+//! `processDeltas` and `processReplacedAllInfo` in `controller.go`).
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -7,17 +8,23 @@ use kcache_deltafifo::{Delta, DeltaType};
 use kcache_store::{DeletedFinalStateUnknown, Indexer, MaybeTombstone, Store, StoreError};
 use kube_core::Resource;
 
-use crate::handler::ResourceEventHandler;
+use crate::handler::{InformerEvent, ResourceEventHandler};
+use crate::panics::call_handler;
 
-/// Applies popped deltas to `indexer` and tells `handler` (client-go's `processDeltas` and
-/// `processReplacedAllInfo`):
+/// Applies popped deltas to `indexer` and calls `handler` for each change (client-go's
+/// `processDeltas`; a panic in the handler is caught and logged). Each change is the
+/// [`InformerEvent`] named here, dispatched to the handler's matching method:
 ///
-/// - Added, Updated, Sync, Replaced: update and `on_update(old, new)` if the key is stored,
-///   else add and `on_add(obj, is_in_initial_list)`;
-/// - Deleted: delete (by the tombstone's key for a tombstone) and `on_delete(obj or tombstone)`;
-/// - ReplacedAll: the indexer is replaced in one step; then `on_delete` with a tombstone for
-///   each vanished object, `on_update`/`on_add` for each listed object in list order;
-/// - SyncAll: `on_update(o, o)` for every stored object; Bookmark: the indexer's resource version.
+/// - Added, Updated, Sync, Replaced: stored (the key computed once, the replaced object
+///   returned by the same write); `Update { old, new }` if something was replaced, else
+///   `Add { obj, is_in_initial_list }`;
+/// - Deleted: removed (by the tombstone's key for a tombstone), `Delete(obj or tombstone)`;
+/// - ReplacedAll: the indexer is replaced in one step; then `Delete` with a tombstone for each
+///   vanished object, `Update`/`Add` for each listed object in list order;
+/// - SyncAll: `Update(o, o)` for every stored object; Bookmark: the indexer's resource version.
+///
+/// A delta that fails (a failing or panicking index function) is skipped, the others are
+/// applied; the first error is returned.
 pub fn process_deltas<K, H>(
     handler: &H,
     indexer: &Indexer<K>,
@@ -28,72 +35,108 @@ where
     K: Resource + Send + Sync + 'static,
     H: ResourceEventHandler<K> + ?Sized,
 {
+    let name = crate::controller::type_name::<K>();
+    apply_deltas(indexer, deltas, is_in_initial_list, |event| {
+        call_handler(&name, handler, &event);
+    })
+}
+
+/// Applies popped deltas to `indexer` and hands each change to `notify` as an
+/// [`InformerEvent`], by the rules of [`process_deltas`].
+pub(crate) fn apply_deltas<K>(
+    indexer: &Indexer<K>,
+    deltas: &[Delta<K>],
+    is_in_initial_list: bool,
+    mut notify: impl FnMut(InformerEvent<K>),
+) -> Result<(), StoreError>
+where
+    K: Resource + Send + Sync + 'static,
+{
+    let mut first_error = None;
     for delta in deltas {
-        match delta {
-            Delta::Object {
-                kind: DeltaType::Deleted,
-                object,
-            } => {
-                match object {
-                    MaybeTombstone::Tombstone(t) => {
-                        indexer.delete_by_key(&t.key);
-                    }
-                    MaybeTombstone::Object(o) => indexer.delete(Arc::clone(o))?,
-                }
-                handler.on_delete(object);
-            }
-            Delta::Object { object, .. } => {
-                let obj = object.object();
-                match indexer.get(obj)? {
-                    Some(old) => {
-                        indexer.update(Arc::clone(obj))?;
-                        handler.on_update(&old, obj);
-                    }
-                    None => {
-                        indexer.add(Arc::clone(obj))?;
-                        handler.on_add(obj, is_in_initial_list);
-                    }
-                }
-            }
-            Delta::ReplacedAll {
-                resource_version,
-                objects,
-            } => {
-                process_replaced_all(
-                    handler,
-                    indexer,
-                    resource_version,
-                    objects,
-                    is_in_initial_list,
-                )?;
-            }
-            Delta::SyncAll => {
-                for obj in indexer.list() {
-                    handler.on_update(&obj, &obj);
-                }
-            }
-            Delta::Bookmark { resource_version } => indexer.bookmark(resource_version),
+        if let Err(err) = apply_one(indexer, delta, is_in_initial_list, &mut notify) {
+            first_error.get_or_insert(err);
         }
+    }
+    first_error.map_or(Ok(()), Err)
+}
+
+fn apply_one<K>(
+    indexer: &Indexer<K>,
+    delta: &Delta<K>,
+    is_in_initial_list: bool,
+    notify: &mut impl FnMut(InformerEvent<K>),
+) -> Result<(), StoreError>
+where
+    K: Resource + Send + Sync + 'static,
+{
+    match delta {
+        Delta::Object {
+            kind: DeltaType::Deleted,
+            object,
+        } => {
+            match object {
+                MaybeTombstone::Tombstone(t) => {
+                    indexer.delete_by_key(&t.key);
+                }
+                MaybeTombstone::Object(o) => indexer.delete(Arc::clone(o))?,
+            }
+            notify(InformerEvent::Delete(object.clone()));
+        }
+        Delta::Object { object, .. } => {
+            let obj = object.object();
+            notify(match indexer.upsert(Arc::clone(obj))? {
+                Some(old) => InformerEvent::Update {
+                    old,
+                    new: Arc::clone(obj),
+                },
+                None => InformerEvent::Add {
+                    obj: Arc::clone(obj),
+                    is_in_initial_list,
+                },
+            });
+        }
+        Delta::ReplacedAll {
+            resource_version,
+            objects,
+        } => replace_all(
+            indexer,
+            resource_version,
+            objects,
+            is_in_initial_list,
+            notify,
+        )?,
+        Delta::SyncAll => {
+            for obj in indexer.list() {
+                notify(InformerEvent::Update {
+                    old: Arc::clone(&obj),
+                    new: obj,
+                });
+            }
+        }
+        Delta::Bookmark { resource_version } => indexer.bookmark(resource_version),
     }
     Ok(())
 }
 
-fn process_replaced_all<K, H>(
-    handler: &H,
+/// A relist applied in one step (client-go's `processReplacedAllInfo`): the keys are computed
+/// once, the indexer replaced, then the vanished objects' tombstones and the listed objects'
+/// updates or adds are notified.
+fn replace_all<K>(
     indexer: &Indexer<K>,
     resource_version: &str,
     objects: &Arc<[Arc<K>]>,
     is_in_initial_list: bool,
+    notify: &mut impl FnMut(InformerEvent<K>),
 ) -> Result<(), StoreError>
 where
     K: Resource + Send + Sync + 'static,
-    H: ResourceEventHandler<K> + ?Sized,
 {
-    let keys = objects
+    let keyed = objects
         .iter()
-        .map(|o| indexer.key_of(o))
-        .collect::<Result<Vec<_>, _>>()?;
-    let listed: HashSet<&str> = keys.iter().map(String::as_str).collect();
+        .map(|o| Ok((indexer.key_of(o)?, Arc::clone(o))))
+        .collect::<Result<Vec<_>, StoreError>>()?;
+    let listed: HashSet<&str> = keyed.iter().map(|(k, _)| k.as_str()).collect();
     let deletions: Vec<DeletedFinalStateUnknown<K>> = Store::list_keys(indexer)
         .into_iter()
         .filter(|key| !listed.contains(&**key))
@@ -104,16 +147,25 @@ where
             })
         })
         .collect();
-    let olds: Vec<Option<Arc<K>>> = keys.iter().map(|k| Store::get_by_key(indexer, k)).collect();
-    indexer.replace(objects.to_vec(), resource_version)?;
+    let olds: Vec<Option<Arc<K>>> = keyed
+        .iter()
+        .map(|(k, _)| Store::get_by_key(indexer, k))
+        .collect();
+    indexer.replace_keyed(keyed, resource_version)?;
     for tombstone in deletions {
-        handler.on_delete(&MaybeTombstone::Tombstone(tombstone));
+        notify(InformerEvent::Delete(MaybeTombstone::Tombstone(tombstone)));
     }
     for (old, new) in olds.into_iter().zip(objects.iter()) {
-        match old {
-            Some(old) => handler.on_update(&old, new),
-            None => handler.on_add(new, is_in_initial_list),
-        }
+        notify(match old {
+            Some(old) => InformerEvent::Update {
+                old,
+                new: Arc::clone(new),
+            },
+            None => InformerEvent::Add {
+                obj: Arc::clone(new),
+                is_in_initial_list,
+            },
+        });
     }
     Ok(())
 }

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
+use kube_core::Resource;
 use parking_lot::{Mutex, RwLock};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
@@ -14,8 +15,8 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::handler::{InformerEvent, ResourceEventHandler};
-use crate::panics::dispatch_catching;
-use crate::sync::sync_changed;
+use crate::panics::call_handler;
+use crate::sync::{HasSynced, sync_changed};
 
 /// The smallest resync period a handler can have (client-go's `minimumResyncPeriod`).
 pub const MINIMUM_RESYNC_PERIOD: Duration = Duration::from_secs(1);
@@ -88,6 +89,15 @@ impl ResourceEventHandlerRegistration {
         if self.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
             sync_changed();
         }
+    }
+}
+
+impl HasSynced for ResourceEventHandlerRegistration {
+    fn has_synced(&self) -> bool {
+        ResourceEventHandlerRegistration::has_synced(self)
+    }
+    fn signals_sync(&self) -> bool {
+        true
     }
 }
 
@@ -237,8 +247,19 @@ impl<K: Send + Sync + 'static> Processor<K> {
         }
     }
 
-    /// Hands `event` to every listener, or for a resync only to the listeners due one.
-    pub(crate) fn distribute(&self, event: &InformerEvent<K>, is_sync: bool) {
+    /// Hands `event` to every listener; an update whose old and new resource versions are equal
+    /// is a resync (or an object unchanged by a relist) and goes only to the listeners due one
+    /// (client-go's `sharedProcessor.distribute` with `isSync`).
+    pub(crate) fn distribute(&self, event: InformerEvent<K>)
+    where
+        K: Resource,
+    {
+        let is_sync = match &event {
+            InformerEvent::Update { old, new } => {
+                old.meta().resource_version == new.meta().resource_version
+            }
+            _ => false,
+        };
         let mut dead = false;
         {
             let listeners = self.listeners.read();
@@ -347,7 +368,7 @@ async fn run_listener<K: Send + Sync + 'static>(
                 return;
             }
             let initial = event.is_initial_add();
-            dispatch_catching(&name, &event, &*handler);
+            call_handler(&name, &*handler, &event);
             if initial && pending.fetch_sub(1, Ordering::AcqRel) == 1 {
                 sync_changed();
             }

@@ -13,18 +13,29 @@ use kube_core::Resource;
 
 use crate::sync::sync_changed;
 
-/// Which queue an informer puts between its reflector and its indexer.
+/// Which queue an informer puts between its reflector and its indexer (client-go chooses with
+/// the `InOrderInformers` and `AtomicFIFO` feature gates; kcache with this setting).
+///
+/// What an informer guarantees about order, in every mode: the notifications of one object reach
+/// each handler in the order the server produced them, none is lost, and the cache has applied a
+/// change before any handler is told of it. With the [`RealFifo`] modes a popped batch is applied
+/// with the queue unlocked (client-go's `UnlockWhileProcessingFIFO`): the reflector keeps queueing
+/// watch events while the batch is applied, so it never waits for the cache or a handler; a relist
+/// or resync waits for the batch being applied.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
 pub enum QueueMode {
-    /// The in-order [`RealFifo`]: every event is delivered in arrival order, deltas are popped
-    /// in batches (client-go's default since 1.33, "in-order informers").
+    /// The in-order [`RealFifo`] in atomic mode (client-go's default in 1.36, `AtomicFIFO`): every
+    /// event is delivered in arrival order, deltas are popped in batches, a relist is one
+    /// `ReplacedAll` delta and a resync one `SyncAll` delta, each applied to the indexer in one
+    /// step before its notifications go out.
     #[default]
-    RealFifo,
-    /// The [`RealFifo`] in atomic mode: a relist is one `ReplacedAll` delta and a resync one
-    /// `SyncAll` delta, applied to the indexer in one step.
     AtomicRealFifo,
-    /// The classic [`DeltaFifo`]: changes coalesced per key, each key in its first place.
+    /// The in-order [`RealFifo`] without atomic mode (client-go 1.33 to 1.35, "in-order
+    /// informers"): a relist is queued as one delta per object and per vanished object.
+    RealFifo,
+    /// The classic [`DeltaFifo`]: changes coalesced per key, each key in its first place; batches
+    /// are processed under the queue's lock.
     DeltaFifo,
 }
 
@@ -68,14 +79,18 @@ impl<K: Resource + Send + Sync + 'static> InformerQueue<K> {
                 let mut options = RealFifoOptions::default()
                     .known_objects(known)
                     .atomic_events(mode == QueueMode::AtomicRealFifo);
-                options.transformer = transform;
+                if let Some(transform) = transform {
+                    options = options.transformer(transform);
+                }
                 Self::Real(Arc::new(RealFifo::new(options)))
             }
             QueueMode::DeltaFifo => {
                 let mut options = DeltaFifoOptions::default()
                     .known_objects(known)
                     .emit_delta_type_replaced(true);
-                options.transformer = transform;
+                if let Some(transform) = transform {
+                    options = options.transformer(transform);
+                }
                 Self::Delta(Arc::new(DeltaFifo::new(options)))
             }
         }

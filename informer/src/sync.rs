@@ -5,8 +5,6 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-use crate::processor::ResourceEventHandlerRegistration;
-
 /// How often [`wait_for_cache_sync`] checks a [`HasSynced`] that does not
 /// [signal](HasSynced::signals_sync) its changes (a plain `Fn() -> bool`): 10 ms. Informers,
 /// controllers and registrations signal, so waiting for them wakes on the change itself.
@@ -40,24 +38,6 @@ pub trait HasSynced: Send + Sync {
 impl<F: Fn() -> bool + Send + Sync> HasSynced for F {
     fn has_synced(&self) -> bool {
         self()
-    }
-}
-
-impl HasSynced for ResourceEventHandlerRegistration {
-    fn has_synced(&self) -> bool {
-        ResourceEventHandlerRegistration::has_synced(self)
-    }
-    fn signals_sync(&self) -> bool {
-        true
-    }
-}
-
-impl<K: kube_core::Resource + Send + Sync + 'static> HasSynced for crate::Controller<K> {
-    fn has_synced(&self) -> bool {
-        crate::Controller::has_synced(self)
-    }
-    fn signals_sync(&self) -> bool {
-        true
     }
 }
 

@@ -5,6 +5,17 @@ use std::fmt;
 /// A boxed error from user code (index functions, transformers).
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
+/// The message of a caught panic (`"panicked: <message>"`), for the places that call user code
+/// (index functions here, event handlers in kcache-informer) and turn its panics into errors.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    let message = payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("non-string panic payload");
+    format!("panicked: {message}")
+}
+
 /// Why a key could not be computed for an object.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

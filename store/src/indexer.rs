@@ -158,18 +158,48 @@ fn resource_version_of<K: Resource>(obj: &K) -> Option<&str> {
 }
 
 impl<K: Resource + Send + Sync + 'static> Indexer<K> {
+    /// Records the resource version of a written object. The rule: the last **non-empty**
+    /// resource version written. client-go's thread-safe store records the version of every
+    /// write, an empty one included (an object built locally, without metadata from a server),
+    /// which forgets the version the store was synced to; kcache keeps it instead, since an empty
+    /// version says nothing about where the store is.
     fn record_resource_version(&self, obj: &K) {
         if let Some(rv) = resource_version_of(obj) {
-            rv.clone_into(&mut self.resource_version.lock());
+            self.record(rv);
         }
     }
 
-    fn put(&self, obj: Arc<K>) -> Result<(), StoreError> {
+    /// Records `resource_version` unless it is empty (see `record_resource_version`).
+    fn record(&self, resource_version: &str) {
+        if !resource_version.is_empty() {
+            resource_version.clone_into(&mut self.resource_version.lock());
+        }
+    }
+
+    /// [`Store::replace`] with every object's key already computed (by a caller that needed the
+    /// keys itself).
+    pub fn replace_keyed(
+        &self,
+        items: Vec<(String, Arc<K>)>,
+        resource_version: &str,
+    ) -> Result<(), StoreError> {
+        let items = items
+            .into_iter()
+            .map(|(key, obj)| Ok((key, self.transformed(obj)?)))
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        self.store.replace(items)?;
+        self.record(resource_version);
+        Ok(())
+    }
+
+    /// Stores `obj` (transformed) and returns the object it replaced: an add or an update, with
+    /// the key computed once.
+    pub fn upsert(&self, obj: Arc<K>) -> Result<Option<Arc<K>>, StoreError> {
         let key = self.key_of(&obj)?;
         let obj = self.transformed(obj)?;
-        self.store.add(&key, Arc::clone(&obj))?;
+        let old = self.store.upsert(&key, Arc::clone(&obj))?;
         self.record_resource_version(&obj);
-        Ok(())
+        Ok(old)
     }
 }
 
@@ -177,11 +207,11 @@ impl<K: Resource + Send + Sync + 'static> Store<K> for Indexer<K> {
     type Item = Arc<K>;
 
     fn add(&self, obj: Arc<K>) -> Result<(), StoreError> {
-        self.put(obj)
+        self.upsert(obj).map(drop)
     }
 
     fn update(&self, obj: Arc<K>) -> Result<(), StoreError> {
-        self.put(obj)
+        self.upsert(obj).map(drop)
     }
 
     fn delete(&self, obj: Arc<K>) -> Result<(), StoreError> {
@@ -208,13 +238,11 @@ impl<K: Resource + Send + Sync + 'static> Store<K> for Indexer<K> {
     }
 
     fn replace(&self, items: Vec<Arc<K>>, resource_version: &str) -> Result<(), StoreError> {
-        let items = items
+        let keyed = items
             .into_iter()
-            .map(|obj| Ok((self.key_of(&obj)?, self.transformed(obj)?)))
+            .map(|obj| Ok((self.key_of(&obj)?, obj)))
             .collect::<Result<Vec<_>, StoreError>>()?;
-        self.store.replace(items)?;
-        resource_version.clone_into(&mut self.resource_version.lock());
-        Ok(())
+        self.replace_keyed(keyed, resource_version)
     }
 
     fn resync(&self) -> Result<(), StoreError> {
@@ -226,7 +254,7 @@ impl<K: Resource + Send + Sync + 'static> Store<K> for Indexer<K> {
     }
 
     fn bookmark(&self, resource_version: &str) {
-        resource_version.clone_into(&mut self.resource_version.lock());
+        self.record(resource_version);
     }
 
     fn update_resource_version(&self, resource_version: &str) {

@@ -54,7 +54,7 @@ mod store;
 pub mod testing;
 mod thread_safe_store;
 
-pub use error::{BoxError, KeyError, StoreError, TransactionError};
+pub use error::{BoxError, KeyError, StoreError, TransactionError, panic_message};
 pub use index::{
     IndexFunc, IndexValues, Indexers, NAMESPACE_INDEX, NODE_NAME_INDEX, OWNER_INDEX,
     index_func_to_key_func, label_index_func, namespace_index_func, node_name_index_func,

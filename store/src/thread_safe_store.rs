@@ -1,13 +1,14 @@
 //! [`ThreadSafeStore`]: objects by key under one read-write lock, with incrementally maintained indexes.
 
 use std::fmt;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use ahash::{AHashMap, AHashSet};
 use parking_lot::RwLock;
 use smallvec::SmallVec;
 
-use crate::error::StoreError;
+use crate::error::{StoreError, panic_message};
 use crate::index::{IndexFunc, IndexValues, Indexers};
 use crate::key::ObjectKey;
 
@@ -67,11 +68,17 @@ fn index_error(key: &str, index: &str, source: crate::error::BoxError) -> StoreE
 }
 
 impl<K> Inner<K> {
-    /// The values of `obj` in every index, or the first index function error.
+    /// The values of `obj` in every index, or the first index function error. Index functions
+    /// are user code and this is the one place they are called: a panicking one fails like an
+    /// erring one (client-go panics on either), so the store and its lock stay usable.
     fn values_of(&self, key: &str, obj: &K) -> Result<AllValues, StoreError> {
         self.indexes
             .iter()
-            .map(|i| (i.func)(obj).map_err(|e| index_error(key, &i.name, e)))
+            .map(|i| {
+                catch_unwind(AssertUnwindSafe(|| (i.func)(obj)))
+                    .unwrap_or_else(|payload| Err(panic_message(&*payload).into()))
+                    .map_err(|e| index_error(key, &i.name, e))
+            })
             .collect()
     }
 
@@ -82,15 +89,16 @@ impl<K> Inner<K> {
             .ok_or_else(|| StoreError::UnknownIndex(name.to_owned()))
     }
 
-    /// Stores `obj` under `key` and updates every index; nothing changes on error.
-    fn put(&mut self, key: &str, obj: Arc<K>) -> Result<(), StoreError> {
+    /// Stores `obj` under `key` and updates every index; nothing changes on error. Returns the
+    /// object it replaced.
+    fn put(&mut self, key: &str, obj: Arc<K>) -> Result<Option<Arc<K>>, StoreError> {
         let new_values = self.values_of(key, &obj)?;
         let (key, old) = match self.items.get_key_value(key) {
             Some((k, old)) => (Arc::clone(k), Some(Arc::clone(old))),
             None => (ObjectKey::from(key), None),
         };
         // An old object whose index function now fails is removed from its index by a scan.
-        let old_values = old.map(|o| self.values_of(&key, &o));
+        let old_values = old.as_ref().map(|o| self.values_of(&key, o));
         self.items.insert(Arc::clone(&key), obj);
         for (i, (named, new)) in self.indexes.iter_mut().zip(new_values).enumerate() {
             match &old_values {
@@ -106,7 +114,7 @@ impl<K> Inner<K> {
             }
             add_to_index(&mut named.index, &key, new);
         }
-        Ok(())
+        Ok(old)
     }
 
     /// Removes the object under `key` from the map and every index.
@@ -186,6 +194,11 @@ impl<K> ThreadSafeStore<K> {
 
     /// Stores `obj` under `key` (add and update are the same operation).
     pub fn add(&self, key: &str, obj: Arc<K>) -> Result<(), StoreError> {
+        self.upsert(key, obj).map(drop)
+    }
+
+    /// Stores `obj` under `key` and returns the object it replaced, if any.
+    pub fn upsert(&self, key: &str, obj: Arc<K>) -> Result<Option<Arc<K>>, StoreError> {
         self.inner.write().put(key, obj)
     }
 
@@ -209,7 +222,7 @@ impl<K> ThreadSafeStore<K> {
         writes
             .into_iter()
             .map(|(key, obj)| match obj {
-                Some(obj) => inner.put(key, obj),
+                Some(obj) => inner.put(key, obj).map(drop),
                 None => {
                     inner.remove(key);
                     Ok(())

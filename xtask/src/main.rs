@@ -11,6 +11,8 @@
 //! in release; they update BENCHMARKS.md at the repository's root).
 
 mod fuzz;
+#[cfg(test)]
+mod imports;
 mod layering;
 mod metadata;
 mod publish;

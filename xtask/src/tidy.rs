@@ -1,10 +1,12 @@
 //! Tidy rules, run as tests: every published crate carries its publishing metadata, a README,
 //! tests and benches; every source file opens with a `//!` comment; internal dependencies are
-//! versioned exactly where cargo needs it.
+//! versioned exactly where cargo needs it; no crate's modules import each other in a circle
+//! (imports.rs); no source file is over 600 lines.
 
 use std::fs;
 use std::path::Path;
 
+use crate::imports::{circles, graph_of};
 use crate::metadata::{Package, packages};
 
 fn published() -> Vec<Package> {
@@ -118,4 +120,37 @@ fn every_source_file_starts_with_a_module_comment() {
         undocumented.is_empty(),
         "files without a leading //! comment: {undocumented:#?}"
     );
+}
+
+/// The longest a source file may be.
+const MAX_LINES: usize = 600;
+
+#[test]
+fn no_crate_has_an_import_circle_between_its_modules() {
+    let mut found = Vec::new();
+    for p in packages().unwrap_or_default() {
+        for circle in circles(&graph_of(&p.dir.join("src"))) {
+            found.push(format!("{}: {}", p.name, circle.join(" <-> ")));
+        }
+    }
+    assert!(found.is_empty(), "import circles: {found:#?}");
+}
+
+#[test]
+fn no_source_file_is_over_600_lines() {
+    let mut files = Vec::new();
+    for p in packages().unwrap_or_default() {
+        for dir in ["src", "tests", "benches", "examples"] {
+            rust_files(&p.dir.join(dir), &mut files);
+        }
+    }
+    assert!(!files.is_empty());
+    let long: Vec<String> = files
+        .iter()
+        .filter_map(|f| {
+            let lines = fs::read_to_string(f).unwrap_or_default().lines().count();
+            (lines > MAX_LINES).then(|| format!("{}: {lines} lines", f.display()))
+        })
+        .collect();
+    assert!(long.is_empty(), "files over {MAX_LINES} lines: {long:#?}");
 }

@@ -10,7 +10,7 @@
 //! cache moves or the served set changes (a CRD adds a cache), takes a consistent snapshot of
 //! every cache served at that moment at the storage's current revision (snapshot.rs), decides
 //! what to do from it and writes. A pass that has nothing to do marks the revision it saw as
-//! idle ([`ApiServer::wait_controllers_idle`]); each pass logs its duration and actions
+//! idle (`ApiServer::wait_controllers_idle`); each pass logs its duration and actions
 //! (`tracing` target `kcache_apiserver::controllers`), so their lag is visible. The CRD
 //! controller is its own task, fed by a watch on the CRDs' cache.
 
@@ -19,41 +19,24 @@ use std::time::Duration;
 
 use futures::future::select_all;
 use kube_core::Resource;
-use serde_json::json;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use crate::admission::SYSTEM_NAMESPACES;
-use crate::deletion::is_namespace;
 use crate::error::ApiError;
 use crate::object::Object;
-use crate::server::ApiServer;
 use crate::shared::Shared;
 
 mod action;
 mod crd;
 mod gc;
 mod namespace;
+pub(crate) mod progress;
 mod snapshot;
 
 use snapshot::Snapshot;
 
 /// How long the controllers wait before retrying after a failed write.
 const RETRY: Duration = Duration::from_secs(1);
-
-/// The controllers' progress: the storage revision of the last pass that had nothing to do.
-#[derive(Debug)]
-pub(crate) struct Progress {
-    idle: watch::Sender<u64>,
-}
-
-impl Default for Progress {
-    fn default() -> Self {
-        Self {
-            idle: watch::channel(0).0,
-        }
-    }
-}
 
 /// Starts the controllers (stopped by the server's shutdown); the CRD controller first creates
 /// the `crds` registered with the builder.
@@ -91,7 +74,7 @@ async fn run(shared: &Arc<Shared>) {
                     "controllers pass"
                 );
                 if actions == 0 {
-                    shared.controllers.idle.send_replace(rev);
+                    shared.controllers.mark_idle(rev);
                 }
                 wake
             }
@@ -152,45 +135,6 @@ async fn pass(shared: &Arc<Shared>) -> Result<(u64, usize, Option<Instant>), Api
         wake
     };
     Ok((snapshot.revision, count, wake))
-}
-
-impl ApiServer {
-    /// Creates the namespaces every cluster has (`default`, `kube-system`, `kube-public`,
-    /// `kube-node-lease`) unless they exist (a persistent storage may have them).
-    pub async fn ensure_system_namespaces(&self) -> Result<(), ApiError> {
-        let served = self.shared.served();
-        let Some(def) = served.resources.iter().find(|d| is_namespace(d)) else {
-            return Ok(());
-        };
-        for name in SYSTEM_NAMESPACES {
-            let obj = Object::from_value(
-                json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}),
-            )
-            .map_err(|e| ApiError::internal(e.to_string()))?;
-            match crate::registry::create_object(&self.shared, def, obj).await {
-                Ok(_) => {}
-                Err(e) if e.code == 409 => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(())
-    }
-
-    /// Waits until the controllers (garbage collector, namespace controller, pod grace) have
-    /// seen the storage's current revision and had nothing left to do: what a test waits for
-    /// after a delete, instead of sleeping. Pods still in their grace period do not count. Of
-    /// the CRD controller it waits only for the CRDs stored at start to be served
-    /// ([`ApiServer::wait_crds_served`]); for a CRD written later, use
-    /// [`ApiServer::wait_served`].
-    pub async fn wait_controllers_idle(&self) -> Result<(), ApiError> {
-        self.wait_crds_served().await;
-        let rev = self.storage_revision().await?;
-        let mut rx = self.shared.controllers.idle.subscribe();
-        rx.wait_for(|idle| *idle >= rev)
-            .await
-            .map(drop)
-            .map_err(|_| ApiError::internal("the controllers have stopped"))
-    }
 }
 
 /// Whether `obj` carries `finalizer`.

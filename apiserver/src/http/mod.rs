@@ -51,7 +51,7 @@ async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
         tokio::time::sleep(delay).await;
     }
     if shared.config.token.is_some()
-        && crate::access::user_of(&shared, req.headers())
+        && crate::authn::user_of(&shared, req.headers())
             .await
             .is_none()
     {
@@ -109,7 +109,7 @@ async fn handle_inner(shared: &Arc<Shared>, req: Request) -> Result<Response, Ap
         }
         let body = read_body(&parts.headers, body, shared.config.max_body_bytes).await?;
         let object = body::decode(&parts.headers, &body)?;
-        let user = crate::access::user_of(shared, &parts.headers)
+        let user = crate::authn::user_of(shared, &parts.headers)
             .await
             .unwrap_or_else(crate::access::User::admin);
         let answer = crate::reviews::answer(shared, review, rp.namespace, &user, object).await?;

@@ -1,6 +1,6 @@
 //! The `token` subresource of service accounts (`TokenRequest`, what `kubectl create token`
 //! asks for). The server has no token authority: the token is an opaque string naming the
-//! service account, audiences and expiry, which [`crate::access::verify`] checks.
+//! service account, audiences and expiry, which [`crate::authn::verify`] checks.
 
 use base64::Engine as _;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};

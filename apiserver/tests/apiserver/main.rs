@@ -22,6 +22,7 @@ mod lists;
 mod noop_writes;
 mod python;
 mod reflector;
+mod served;
 mod storage;
 mod support;
 mod tables;

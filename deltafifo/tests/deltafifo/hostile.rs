@@ -44,8 +44,7 @@ fn objects_without_a_name_are_key_errors_and_the_delta_fifo_is_unchanged() {
 fn objects_without_a_name_are_key_errors_and_the_real_fifo_is_unchanged() {
     let (indexer, known) = known();
     fill(&indexer, [pod(5, 1)]);
-    assert_nameless_rejected(&RealFifo::new(RealFifoOptions {
-        known_objects: Some(known),
-        ..RealFifoOptions::default()
-    }));
+    assert_nameless_rejected(&RealFifo::new(
+        RealFifoOptions::default().known_objects(known),
+    ));
 }

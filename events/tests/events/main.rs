@@ -3,12 +3,13 @@
 
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::ObjectReference;
+use k8s_openapi::api::core::v1::{Namespace, ObjectReference};
 use k8s_openapi::api::events::v1::Event;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kcache_apiserver::TestServer;
 use kcache_events::{EventBroadcaster, EventType, Recorder};
 use kube_client::Api;
-use kube_client::api::ListParams;
+use kube_client::api::{ListParams, PostParams};
 
 fn pod(name: &str) -> ObjectReference {
     ObjectReference {
@@ -20,9 +21,27 @@ fn pod(name: &str) -> ObjectReference {
     }
 }
 
-/// A server, a broadcaster writing to it and a recorder.
-async fn start() -> (TestServer, EventBroadcaster, Recorder) {
+/// A server holding the `apps` namespace the events go to.
+async fn server_with_apps_namespace() -> TestServer {
     let server = TestServer::start().await.unwrap();
+    let namespaces: Api<Namespace> = Api::all(server.client().unwrap());
+    let apps = Namespace {
+        metadata: ObjectMeta {
+            name: Some("apps".into()),
+            ..ObjectMeta::default()
+        },
+        ..Namespace::default()
+    };
+    namespaces
+        .create(&PostParams::default(), &apps)
+        .await
+        .unwrap();
+    server
+}
+
+/// A server with the `apps` namespace, a broadcaster writing to it and a recorder.
+async fn start() -> (TestServer, EventBroadcaster, Recorder) {
+    let server = server_with_apps_namespace().await;
     let broadcaster = EventBroadcaster::new(server.client().unwrap());
     let recorder = broadcaster.recorder("example.com/controller", "controller-0");
     (server, broadcaster, recorder)
@@ -110,7 +129,7 @@ async fn repeats_become_one_event_whose_series_counts_them_and_shutdown_writes_t
 
 #[tokio::test]
 async fn a_full_queue_drops_events_and_counts_them_without_blocking() {
-    let server = TestServer::start().await.unwrap();
+    let server = server_with_apps_namespace().await;
     server.set_response_delay(Duration::from_millis(200));
     let broadcaster = EventBroadcaster::with_capacity(server.client().unwrap(), 2);
     let recorder = broadcaster.recorder("example.com/controller", "controller-0");

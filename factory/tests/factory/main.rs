@@ -443,7 +443,7 @@ async fn wait_for_cache_sync_until_returns_when_cancelled() {
 #[derive(Debug, Default)]
 struct Pages(parking_lot::Mutex<Vec<(String, usize)>>);
 
-impl kcache_reflector::ReflectorMetrics for Pages {
+impl kcache_factory::ReflectorMetrics for Pages {
     fn list_page(&self, name: &str, items_so_far: usize, _remaining: Option<i64>) {
         self.0.lock().push((name.to_owned(), items_so_far));
     }
@@ -463,7 +463,7 @@ async fn factory_passes_reflector_metrics_and_the_watch_error_handler_through() 
     let (errors_tx, mut errors) = tokio::sync::mpsc::unbounded_channel();
     let factory = SharedInformerFactory::builder(client)
         .reflector(
-            kcache_reflector::ReflectorConfig::default()
+            kcache_factory::ReflectorConfig::default()
                 .page_size(2)
                 .metrics(pages.clone())
                 .watch_error_handler(move |e| {

@@ -8,5 +8,6 @@ mod hostile;
 mod logs;
 mod object_cache;
 mod processor;
+mod queue_semantics;
 mod resync;
 mod shared_informer;

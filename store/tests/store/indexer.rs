@@ -211,6 +211,36 @@ fn rv_follows_last_write() {
 }
 
 #[test]
+fn rv_keeps_the_last_non_empty_version() {
+    let s = Indexer::<Pod>::default();
+    s.add(pod("ns", "a", "7", &[])).unwrap();
+    s.update(pod("ns", "a", "", &[])).unwrap();
+    assert_eq!(
+        s.last_store_sync_resource_version(),
+        "7",
+        "an object without a version leaves the recorded one"
+    );
+    let mut bare = Pod::default();
+    bare.metadata.namespace = Some("ns".into());
+    bare.metadata.name = Some("c".into());
+    s.add(Arc::new(bare)).unwrap();
+    s.replace(vec![pod("ns", "b", "8", &[])], "").unwrap();
+    s.bookmark("");
+    assert_eq!(s.last_store_sync_resource_version(), "7");
+    s.replace(vec![pod("ns", "b", "8", &[])], "9").unwrap();
+    assert_eq!(s.last_store_sync_resource_version(), "9");
+}
+
+#[test]
+fn upsert_returns_the_replaced_object() {
+    let s = Indexer::<Pod>::default();
+    assert!(s.upsert(pod("ns", "a", "1", &[])).unwrap().is_none());
+    let old = s.upsert(pod("ns", "a", "2", &[])).unwrap().unwrap();
+    assert_eq!(old.metadata.resource_version.as_deref(), Some("1"));
+    assert_eq!(s.last_store_sync_resource_version(), "2");
+}
+
+#[test]
 fn missing_value_gives_empty_result() {
     let s = Indexer::<Pod>::with_namespace_index();
     s.add(pod("ns", "a", "1", &[])).unwrap();
@@ -449,4 +479,26 @@ fn an_index_function_returning_a_vec_indexes_every_value() {
     s.add(Arc::new(kcache_store::testing::pod(0, 10))).unwrap();
     assert_eq!(s.by_index("letters", "a").unwrap().len(), 1);
     assert_eq!(s.by_index("letters", "b").unwrap().len(), 1);
+}
+
+#[test]
+fn panicking_index_function_is_an_index_error_and_the_store_goes_on() {
+    let boom: IndexFunc<Pod> = Arc::new(|p: &Pod| {
+        if p.metadata.name.as_deref() == Some("bad") {
+            panic!("index function bug");
+        }
+        Ok(IndexValues::one("v"))
+    });
+    let s = Indexer::<Pod>::new(Indexers::from_iter([("boom".to_string(), boom)]));
+    let err = s.add(pod("ns", "bad", "1", &[])).unwrap_err();
+    assert!(
+        matches!(&err, StoreError::IndexFunc { index, .. } if index == "boom"),
+        "{err:?}"
+    );
+    assert!(
+        std::error::Error::source(&err)
+            .is_some_and(|e| e.to_string().contains("index function bug"))
+    );
+    s.add(pod("ns", "good", "2", &[])).unwrap();
+    assert_eq!(keys(&s, "boom", "v"), ["ns/good"]);
 }

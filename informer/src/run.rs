@@ -1,0 +1,106 @@
+//! Running a [`SharedIndexInformer`]: the start wiring (its queue, the process function that
+//! applies popped deltas to the indexer and hands the notifications to the processor in one
+//! step, its controller) and `run` (client-go's `sharedIndexInformer.Run` and
+//! `HandleDeltas`).
+
+use std::sync::Arc;
+
+use kcache_store::KnownObjects;
+use kube_core::Resource;
+use tokio_util::sync::CancellationToken;
+
+use crate::controller::{Controller, ControllerConfig, ProcessFunc};
+use crate::error::InformerError;
+use crate::informer::{Inner, SharedIndexInformer};
+use crate::process::apply_deltas;
+use crate::queue::InformerQueue;
+
+impl<K: Resource + Send + Sync + 'static> SharedIndexInformer<K> {
+    /// Runs the informer until `shutdown` fires: lists and watches, keeps the cache and calls
+    /// the handlers; then stops every handler task and waits for every task to finish. The
+    /// future is `'static`: spawn it. An informer runs once; a second call returns
+    /// [`InformerError::AlreadyRun`].
+    pub fn run(
+        &self,
+        shutdown: CancellationToken,
+    ) -> impl Future<Output = Result<(), InformerError>> + Send + 'static {
+        let inner = Arc::clone(&self.inner);
+        async move {
+            let controller = start(&inner)?;
+            let mut abort_on_drop = AbortOnDrop {
+                inner: Some(Arc::clone(&inner)),
+            };
+            inner.processor.run();
+            tracing::debug!(informer = %inner.name, "informer started");
+            let result = controller.run(shutdown).await;
+            inner.lifecycle.lock().stopped = true;
+            inner.processor.stop().await;
+            abort_on_drop.inner = None;
+            tracing::debug!(informer = %inner.name, "informer stopped");
+            result
+        }
+    }
+}
+
+/// Stops the informer if its `run` future is dropped before it finished: handler tasks are
+/// aborted instead of joined.
+struct AbortOnDrop<K: Send + Sync + 'static> {
+    inner: Option<Arc<Inner<K>>>,
+}
+
+impl<K: Send + Sync + 'static> Drop for AbortOnDrop<K> {
+    fn drop(&mut self) {
+        if let Some(inner) = self.inner.take() {
+            inner.lifecycle.lock().stopped = true;
+            inner.processor.abort();
+        }
+    }
+}
+
+/// Marks the informer started and builds its controller.
+fn start<K: Resource + Send + Sync + 'static>(
+    inner: &Arc<Inner<K>>,
+) -> Result<Arc<Controller<K>>, InformerError> {
+    let mut lifecycle = inner.lifecycle.lock();
+    if lifecycle.started {
+        return Err(InformerError::AlreadyRun(inner.name.to_string()));
+    }
+    lifecycle.started = true;
+    let known: Arc<dyn KnownObjects<K>> = inner.indexer.clone();
+    let queue = InformerQueue::new(
+        inner.queue_mode,
+        Arc::clone(&known),
+        lifecycle.transform.clone(),
+    );
+    let weak = Arc::downgrade(inner);
+    // client-go's `HandleDeltas`: the popped deltas are applied to the indexer and each change
+    // goes to the processor as the notification it is, in one step. `block_deltas` keeps a
+    // joining handler's replay and live notifications apart.
+    let process: ProcessFunc<K> = Arc::new(move |deltas, initial| {
+        let Some(inner) = weak.upgrade() else {
+            return Ok(());
+        };
+        let _block = inner.block_deltas.lock();
+        apply_deltas(&inner.indexer, deltas, initial, |event| {
+            inner.processor.distribute(event);
+        })
+        .map_err(Into::into)
+    });
+    // A transformer is idempotent and may see cached objects again, so reused Arcs pass through
+    // it: one that has nothing left to change (drop_managed_fields) returns them as they are.
+    inner.lister_watcher.reuse_known_objects(known);
+    let weak = Arc::downgrade(inner);
+    let mut config = ControllerConfig::new(queue, Arc::clone(&inner.lister_watcher), process);
+    config.reflector = lifecycle
+        .reflector
+        .clone()
+        .name(inner.name.to_string())
+        .resync_period(lifecycle.resync_check_period)
+        .should_resync(move || {
+            weak.upgrade()
+                .is_some_and(|inner| inner.processor.should_resync())
+        });
+    let controller = Arc::new(Controller::new(config));
+    let _ = inner.controller.set(Arc::clone(&controller));
+    Ok(controller)
+}
