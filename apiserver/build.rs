@@ -14,6 +14,7 @@ const FILES: &[&str] = &[
     "api/rbac/v1/generated.proto",
     "api/authentication/v1/generated.proto",
     "api/authorization/v1/generated.proto",
+    "api/autoscaling/v1/generated.proto",
     "api/autoscaling/v2/generated.proto",
     "api/discovery/v1/generated.proto",
     "api/storage/v1/generated.proto",

@@ -65,12 +65,15 @@ fn list_meta_json(meta: &ListMeta) -> Value {
 
 const CHUNK: usize = 256 * 1024;
 
-/// A list body, streamed in chunks of about 256 KiB, each object's shared encoding copied once.
+/// A list body, streamed in chunks of about 256 KiB, each object's shared encoding copied once
+/// (objects stored in another version than `def`'s are converted first).
 pub(crate) fn list_body(
-    def: &ResourceDef,
+    def: &Arc<ResourceDef>,
     meta: &ListMeta,
     items: Vec<Arc<Object>>,
 ) -> impl Stream<Item = Result<Bytes, Infallible>> + Send + 'static {
+    let def = Arc::clone(def);
+    let api_version = def.api.api_version.clone();
     let mut head = Vec::with_capacity(256);
     head.extend_from_slice(b"{\"kind\":");
     write_json(&mut head, &def.list_kind());
@@ -96,7 +99,11 @@ pub(crate) fn list_body(
                     if i > 0 {
                         buf.extend_from_slice(b",");
                     }
-                    buf.extend_from_slice(obj.raw());
+                    if obj.api_version() == api_version {
+                        buf.extend_from_slice(obj.raw());
+                    } else {
+                        buf.extend_from_slice(crate::convert::served(&def, &obj).raw());
+                    }
                 }
                 None => {
                     buf.extend_from_slice(b"]}");
@@ -127,7 +134,7 @@ pub(crate) fn table(
 ) -> Bytes {
     let rows: Vec<Value> = items
         .iter()
-        .map(|o| printers::row(def, o, form.include))
+        .map(|o| printers::row(def, &crate::convert::served(def, o), form.include))
         .collect();
     let columns = if form.columns {
         Value::Array(printers::columns(def))
@@ -199,12 +206,21 @@ impl WatchBody {
 
     fn encode(&mut self, msg: Msg) {
         match (msg, self.format) {
-            (Msg::Event(kind, event), Format::Json) => self.pending.push_back(event.frame(kind)),
+            (Msg::Event(kind, event), Format::Json) => {
+                let obj = event.object_for(kind);
+                let frame = if obj.api_version() == self.def.api.api_version {
+                    event.frame(kind)
+                } else {
+                    event_frame(kind.as_str(), crate::convert::served(&self.def, obj).raw())
+                };
+                self.pending.push_back(frame);
+            }
             (Msg::Event(kind, event), Format::Table(..)) => {
                 let obj = Arc::clone(event.object_for(kind));
                 self.push_table(kind, &obj);
             }
             (Msg::Initial(obj), Format::Json) => {
+                let obj = crate::convert::served(&self.def, &obj);
                 self.pending
                     .push_back(Bytes::from_static(b"{\"type\":\"ADDED\",\"object\":"));
                 self.pending.push_back(obj.raw().clone());
@@ -228,7 +244,7 @@ impl WatchBody {
             match self.initial.as_slice().first() {
                 Some(Msg::Initial(obj)) if self.format == Format::Json => {
                     buf.extend_from_slice(b"{\"type\":\"ADDED\",\"object\":");
-                    buf.extend_from_slice(obj.raw());
+                    buf.extend_from_slice(crate::convert::served(&self.def, obj).raw());
                     buf.extend_from_slice(b"}\n");
                     self.initial.next();
                 }

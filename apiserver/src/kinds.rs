@@ -49,6 +49,7 @@ kinds![
     apps::v1::StatefulSet,
     apps::v1::DaemonSet,
     autoscaling::v2::HorizontalPodAutoscaler,
+    autoscaling::v1::HorizontalPodAutoscaler,
     batch::v1::Job,
     batch::v1::CronJob,
     coordination::v1::Lease,

@@ -52,6 +52,7 @@ mod cache;
 mod cacher;
 mod continue_token;
 mod controllers;
+mod convert;
 mod crd;
 mod defaults;
 mod deletion;

@@ -38,12 +38,17 @@ pub struct ResourceDef {
     /// The columns of its Table when it has no printer of its own (a custom resource's
     /// `additionalPrinterColumns`; by default its age).
     pub printer_columns: Vec<PrinterColumn>,
+    /// The version objects of the resource are stored in (a CRD's storage version; for a
+    /// built-in kind served in several versions, the one Kubernetes stores). Objects written
+    /// through another version are converted (module `convert`).
+    pub storage_version: String,
 }
 
 impl ResourceDef {
     /// A resource without short names, extra fields or status subresource.
     pub fn new(api: ApiResource, namespaced: bool) -> Self {
         let singular = api.kind.to_ascii_lowercase();
+        let storage_version = api.version.clone();
         Self {
             api,
             namespaced,
@@ -57,6 +62,7 @@ impl ResourceDef {
             generation: false,
             schema: None,
             printer_columns: PrinterColumn::defaults(),
+            storage_version,
         }
     }
 
@@ -140,6 +146,15 @@ impl ResourceDef {
         self
     }
 
+    /// The `apiVersion` of stored objects: the group and [`ResourceDef::storage_version`].
+    pub fn storage_api_version(&self) -> String {
+        if self.api.group.is_empty() {
+            self.storage_version.clone()
+        } else {
+            format!("{}/{}", self.api.group, self.storage_version)
+        }
+    }
+
     /// The storage key prefix of the resource: `{group}/{plural}/`.
     pub fn key_prefix(&self) -> String {
         format!("{}/{}/", self.api.group, self.api.plural)
@@ -177,7 +192,7 @@ impl ResourceDef {
 
 /// The built-in resources: namespaces, pods, nodes, services, endpoints, configmaps, secrets,
 /// events (core and `events.k8s.io/v1`), serviceaccounts, resourcequotas, persistentvolumes, persistentvolumeclaims,
-/// deployments, replicasets, statefulsets, daemonsets, horizontalpodautoscalers (autoscaling/v2),
+/// deployments, replicasets, statefulsets, daemonsets, horizontalpodautoscalers (autoscaling/v2 and v1),
 /// jobs, cronjobs, leases, endpointslices, networkpolicies, ingresses, poddisruptionbudgets,
 /// priorityclasses, storageclasses, roles, rolebindings, clusterroles and clusterrolebindings.
 pub fn builtin_resources() -> Vec<ResourceDef> {
@@ -189,6 +204,26 @@ pub fn builtin_resources() -> Vec<ResourceDef> {
         .in_all();
     pods.trigger_field = Some("spec.nodeName".into());
     let rbac = "rbac.authorization.k8s.io";
+    // Served as v2 (stored) and v1, converted between them (module `convert`).
+    let hpa = |version: &str| {
+        let mut def = b(
+            "autoscaling",
+            version,
+            "HorizontalPodAutoscaler",
+            "horizontalpodautoscalers",
+            true,
+        )
+        .short(&["hpa"])
+        .with_status()
+        .in_all()
+        .columns(&[
+            ("MinPods", "integer", ".spec.minReplicas"),
+            ("MaxPods", "integer", ".spec.maxReplicas"),
+            ("Replicas", "integer", ".status.currentReplicas"),
+        ]);
+        "v2".clone_into(&mut def.storage_version);
+        def
+    };
     let mut defs = vec![
         b("", "v1", "Namespace", "namespaces", false)
             .short(&["ns"])
@@ -260,21 +295,8 @@ pub fn builtin_resources() -> Vec<ResourceDef> {
             .with_status()
             .with_generation()
             .in_all(),
-        b(
-            "autoscaling",
-            "v2",
-            "HorizontalPodAutoscaler",
-            "horizontalpodautoscalers",
-            true,
-        )
-        .short(&["hpa"])
-        .with_status()
-        .in_all()
-        .columns(&[
-            ("MinPods", "integer", ".spec.minReplicas"),
-            ("MaxPods", "integer", ".spec.maxReplicas"),
-            ("Replicas", "integer", ".status.currentReplicas"),
-        ]),
+        hpa("v2"),
+        hpa("v1"),
         b("batch", "v1", "Job", "jobs", true)
             .with_status()
             .with_generation()

@@ -170,9 +170,27 @@ impl ApiServerBuilder {
             garbage_collection: !self.no_garbage_collection,
             controllers: crate::controllers::progress::Progress::default(),
         });
+        // The versions of one resource are served together, the stored one first.
+        let mut by_resource: Vec<Vec<Arc<ResourceDef>>> = Vec::new();
         for def in resources {
-            let (group, plural) = (def.api.group.clone(), def.api.plural.clone());
-            shared.serve(&group, &plural, vec![def]);
+            let same =
+                |r: &ResourceDef| r.api.group == def.api.group && r.api.plural == def.api.plural;
+            match by_resource
+                .iter_mut()
+                .find(|defs| defs.first().is_some_and(|r| same(r)))
+            {
+                Some(defs) => defs.push(def),
+                None => by_resource.push(vec![def]),
+            }
+        }
+        for mut defs in by_resource {
+            defs.sort_by_key(|d| d.api.version != d.storage_version);
+            if let Some((group, plural)) = defs
+                .first()
+                .map(|d| (d.api.group.clone(), d.api.plural.clone()))
+            {
+                shared.serve(&group, &plural, defs);
+            }
         }
         crate::controllers::spawn(&shared, self.crds);
         ApiServer { shared }

@@ -57,13 +57,21 @@ pub(crate) fn served_defs(crd: &CustomResourceDefinition) -> Vec<Arc<ResourceDef
     let mut versions: Vec<&CustomResourceDefinitionVersion> =
         crd.spec.versions.iter().filter(|v| v.served).collect();
     versions.sort_by_key(|v| !v.storage);
+    let storage = crd.spec.versions.iter().find(|v| v.storage);
+    let storage = storage.map_or("", |v| v.name.as_str());
     versions
         .into_iter()
-        .map(|v| Arc::new(version_def(crd, v)))
+        .map(|v| Arc::new(version_def(crd, v, storage)))
         .collect()
 }
 
-fn version_def(crd: &CustomResourceDefinition, v: &CustomResourceDefinitionVersion) -> ResourceDef {
+/// The resource of one served version; objects are stored in `storage` (with the `None`
+/// conversion, module `convert`).
+fn version_def(
+    crd: &CustomResourceDefinition,
+    v: &CustomResourceDefinitionVersion,
+    storage: &str,
+) -> ResourceDef {
     let spec = &crd.spec;
     let names = &spec.names;
     let api = ApiResource {
@@ -99,6 +107,7 @@ fn version_def(crd: &CustomResourceDefinition, v: &CustomResourceDefinitionVersi
         .map(Arc::new);
     def.printer_columns =
         columns::printer_columns(v.additional_printer_columns.as_deref().unwrap_or_default());
+    storage.clone_into(&mut def.storage_version);
     def
 }
 

@@ -9,12 +9,20 @@
 //!
 //! - pod.rs: pods and pod templates (containers, probes, volumes);
 //! - workloads.rs: deployments, replicasets, statefulsets, daemonsets, jobs, cronjobs;
-//! - core.rs: services, namespaces, secrets, endpoints.
+//! - core.rs: services, namespaces, secrets, endpoints;
+//! - autoscaling.rs: HorizontalPodAutoscalers (v1 and v2);
+//! - storage.rs: StorageClasses, PersistentVolumes and PersistentVolumeClaims;
+//! - network.rs: NetworkPolicies and EndpointSlices.
+//!
+//! PodDisruptionBudgets, Ingresses, Leases and `events.k8s.io` Events have no v1 defaults.
 
 use serde_json::{Map, Value};
 
+mod autoscaling;
 mod core;
+mod network;
 mod pod;
+mod storage;
 #[cfg(test)]
 mod tests;
 mod workloads;
@@ -36,6 +44,13 @@ pub(crate) fn apply(api_version: &str, kind: &str, value: &mut Value) {
         ("apps/v1", "DaemonSet") => workloads::daemon_set(obj),
         ("batch/v1", "Job") => workloads::job(obj),
         ("batch/v1", "CronJob") => workloads::cron_job(obj),
+        ("autoscaling/v1", "HorizontalPodAutoscaler") => autoscaling::hpa_v1(obj),
+        ("autoscaling/v2", "HorizontalPodAutoscaler") => autoscaling::hpa_v2(obj),
+        ("storage.k8s.io/v1", "StorageClass") => storage::storage_class(obj),
+        ("v1", "PersistentVolume") => storage::persistent_volume(obj),
+        ("v1", "PersistentVolumeClaim") => storage::persistent_volume_claim(obj),
+        ("networking.k8s.io/v1", "NetworkPolicy") => network::network_policy(obj),
+        ("discovery.k8s.io/v1", "EndpointSlice") => network::endpoint_slice(obj),
         _ => {}
     }
 }

@@ -2,7 +2,8 @@
 //! TestSetDefaultContainer pull policies, TestSetDefaultService, TestSetDefaultNamespace,
 //! TestSetDefaultSecret), `pkg/apis/apps/v1/defaults_test.go` (TestSetDefaultDeployment,
 //! TestSetDefaultDaemonSetSpec, TestSetDefaultStatefulSet) and
-//! `pkg/apis/batch/v1/defaults_test.go` (TestSetDefaultJob, TestSetDefaultCronJob).
+//! `pkg/apis/batch/v1/defaults_test.go` (TestSetDefaultJob, TestSetDefaultCronJob); the
+//! sources of the other groups' cases are named above each test.
 
 use serde_json::{Value, json};
 
@@ -235,4 +236,119 @@ fn namespace_gets_its_name_label_and_secret_its_type() {
     );
     let secret = defaulted("v1", "Secret", json!({}));
     assert_eq!(secret["type"], "Opaque");
+}
+
+// pkg/apis/autoscaling/v1/defaults_test.go (TestSetDefaultHPA) and
+// pkg/apis/autoscaling/v2/defaults_test.go (TestSetDefaultHPA, TestGenerateScaleUpRules,
+// TestGenerateScaleDownRules).
+#[test]
+fn autoscalers_get_min_replicas_a_cpu_target_and_complete_scaling_rules() {
+    let v1 = defaulted(
+        "autoscaling/v1",
+        "HorizontalPodAutoscaler",
+        json!({"spec": {}}),
+    );
+    assert_eq!(v1["spec"], json!({"minReplicas": 1}));
+    let v2 = defaulted(
+        "autoscaling/v2",
+        "HorizontalPodAutoscaler",
+        json!({"spec": {"minReplicas": 3}}),
+    );
+    assert_eq!(v2["spec"]["minReplicas"], 3);
+    assert_eq!(
+        v2["spec"]["metrics"],
+        json!([{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}])
+    );
+    assert_eq!(
+        v2["spec"].get("behavior"),
+        None,
+        "no behavior, none defaulted"
+    );
+    let v2 = defaulted(
+        "autoscaling/v2",
+        "HorizontalPodAutoscaler",
+        json!({"spec": {"behavior": {"scaleDown": {"stabilizationWindowSeconds": 60}}}}),
+    );
+    let behavior = &v2["spec"]["behavior"];
+    assert_eq!(
+        behavior["scaleUp"],
+        json!({"stabilizationWindowSeconds": 0, "selectPolicy": "Max", "policies": [
+            {"type": "Pods", "value": 4, "periodSeconds": 15},
+            {"type": "Percent", "value": 100, "periodSeconds": 15}]})
+    );
+    assert_eq!(
+        behavior["scaleDown"],
+        json!({"stabilizationWindowSeconds": 60, "selectPolicy": "Max", "policies": [
+            {"type": "Percent", "value": 100, "periodSeconds": 15}]})
+    );
+}
+
+// pkg/apis/storage/v1/defaults_test.go (TestSetDefaultVolumeBindingMode) and
+// pkg/apis/core/v1/defaults_test.go (TestSetDefaultPersistentVolume,
+// TestSetDefaultPersistentVolumeClaim).
+#[test]
+fn storage_classes_and_volumes_get_their_policies_modes_and_phase() {
+    let sc = defaulted(
+        "storage.k8s.io/v1",
+        "StorageClass",
+        json!({"provisioner": "p"}),
+    );
+    assert_eq!(sc["reclaimPolicy"], "Delete");
+    assert_eq!(sc["volumeBindingMode"], "Immediate");
+    let pv = defaulted(
+        "v1",
+        "PersistentVolume",
+        json!({"spec": {"hostPath": {"path": "/d"}}}),
+    );
+    assert_eq!(pv["spec"]["persistentVolumeReclaimPolicy"], "Retain");
+    assert_eq!(pv["spec"]["volumeMode"], "Filesystem");
+    assert_eq!(pv["spec"]["hostPath"]["type"], "");
+    assert_eq!(pv["status"]["phase"], "Pending");
+    let pvc = defaulted("v1", "PersistentVolumeClaim", json!({}));
+    assert_eq!(pvc["spec"]["volumeMode"], "Filesystem");
+    assert_eq!(pvc["status"]["phase"], "Pending");
+}
+
+// pkg/apis/networking/v1/defaults_test.go (TestSetDefaultNetworkPolicy) and
+// pkg/apis/discovery/v1/defaults_test.go (TestSetDefaultEndpointPort).
+#[test]
+fn network_policies_get_protocols_and_policy_types_and_slices_port_defaults() {
+    let ingress_only = defaulted(
+        "networking.k8s.io/v1",
+        "NetworkPolicy",
+        json!({"spec": {"podSelector": {}, "ingress": [{"ports": [{"port": 80}]}]}}),
+    );
+    assert_eq!(ingress_only["spec"]["policyTypes"], json!(["Ingress"]));
+    assert_eq!(
+        ingress_only["spec"]["ingress"][0]["ports"][0]["protocol"],
+        "TCP"
+    );
+    let with_egress = defaulted(
+        "networking.k8s.io/v1",
+        "NetworkPolicy",
+        json!({"spec": {"podSelector": {}, "egress": [{"ports": [{"protocol": "UDP"}]}]}}),
+    );
+    assert_eq!(
+        with_egress["spec"]["policyTypes"],
+        json!(["Ingress", "Egress"])
+    );
+    assert_eq!(
+        with_egress["spec"]["egress"][0]["ports"][0]["protocol"],
+        "UDP"
+    );
+    let given = defaulted(
+        "networking.k8s.io/v1",
+        "NetworkPolicy",
+        json!({"spec": {"podSelector": {}, "policyTypes": ["Egress"], "egress": [{}]}}),
+    );
+    assert_eq!(given["spec"]["policyTypes"], json!(["Egress"]));
+    let slice = defaulted(
+        "discovery.k8s.io/v1",
+        "EndpointSlice",
+        json!({"addressType": "IPv4", "ports": [{"port": 80}]}),
+    );
+    assert_eq!(
+        slice["ports"][0],
+        json!({"port": 80, "name": "", "protocol": "TCP"})
+    );
 }

@@ -40,8 +40,9 @@ impl RequestCtx<'_> {
         self.def.storage_key(self.path.namespace, name)
     }
 
-    /// Encodes one object in the asked format.
+    /// Encodes one object in the asked format and the request's version.
     pub(crate) fn object_response(&self, code: u16, obj: &Arc<Object>) -> Response {
+        let obj = &crate::convert::served(self.def, obj);
         match self.format {
             Format::Json => json_response(code, obj.raw().clone()),
             Format::Table(version, include) => {

@@ -135,8 +135,10 @@ pub(crate) async fn create_object(
     store_new(&target, obj).await
 }
 
-/// Stores a new object (or with a dry run, checks that none of its name exists).
+/// Stores a new object in the storage version (or with a dry run, checks that none of its
+/// name exists).
 async fn store_new(target: &Target<'_>, obj: Object) -> Result<Arc<Object>, ApiError> {
+    let obj = crate::convert::stored(target.def, obj);
     let name = obj.meta().name.clone().unwrap_or_default();
     let key = target
         .def

@@ -12,6 +12,7 @@ use super::decode::object_of;
 use super::managed::{FieldManager, apply, keep_applied, track_update};
 use super::strategy::Subresource;
 use super::{Target, Written, conflict_stale, not_found};
+use crate::convert;
 use crate::error::ApiError;
 use crate::object::Object;
 use crate::patch::{PatchKind, apply_patch};
@@ -55,8 +56,9 @@ fn prepare_update(
     Ok(new)
 }
 
-/// Runs `f` on the current object and stores the result (a dry run only computes it); an
-/// object marked for deletion that has no finalizers left is then deleted.
+/// Runs `f` on the current object (in the target's version) and stores the result (in the
+/// storage version; a dry run only computes it); an object marked for deletion that has no
+/// finalizers left is then deleted.
 pub(crate) async fn guaranteed_update(
     target: &Target<'_>,
     name: &str,
@@ -64,6 +66,11 @@ pub(crate) async fn guaranteed_update(
 ) -> Result<Arc<Object>, ApiError> {
     let storage = &target.shared.storage;
     let key = target.key(name);
+    let def = Arc::clone(target.def);
+    let mut f: UpdateFn = Box::new(move |cur| {
+        let cur = cur.map(|c| convert::served(&def, c));
+        f(cur.as_ref()).map(|new| convert::stored(&def, new))
+    });
     if target.dry_run {
         let cur = target.get(name).await?;
         return f(cur.as_ref()).map(Arc::new);

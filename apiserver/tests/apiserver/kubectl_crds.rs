@@ -128,3 +128,49 @@ fn kubectl_applies_a_crd_then_applies_gets_patches_and_deletes_custom_objects() 
     drop(server);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn kubectl_gets_a_custom_object_through_each_served_version() {
+    let Some((kc, server, dir)) = session("crd-versions") else {
+        return;
+    };
+    let crd_file = dir.join("crd.json");
+    std::fs::write(&crd_file, crate::crd_versions::gadget_crd().to_string()).unwrap();
+    kubectl(&kc, &server, &["apply", "-f", crd_file.to_str().unwrap()]);
+    kubectl(
+        &kc,
+        &server,
+        &[
+            "wait",
+            "--for=condition=Established",
+            "crd/gadgets.example.com",
+            "--timeout=20s",
+        ],
+    );
+    let file = dir.join("g1.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: example.com/v1beta1\nkind: Gadget\nmetadata:\n  name: g1\nspec:\n  size: 4\n",
+    )
+    .unwrap();
+    let out = kubectl(&kc, &server, &["apply", "-f", file.to_str().unwrap()]);
+    assert!(out.contains("gadget.example.com/g1 created"), "{out}");
+    for version in ["v1beta1", "v1"] {
+        let resource = format!("gadgets.{version}.example.com");
+        let api_version = kubectl(
+            &kc,
+            &server,
+            &["get", &resource, "g1", "-o", "jsonpath={.apiVersion}"],
+        );
+        assert_eq!(api_version, format!("example.com/{version}"));
+        let table = kubectl(&kc, &server, &["get", &resource]);
+        let lines: Vec<Vec<&str>> = table
+            .lines()
+            .map(|l| l.split_whitespace().collect())
+            .collect();
+        assert_eq!(lines[0], ["NAME", "SIZE"], "{table}");
+        assert_eq!(lines[1], ["g1", "4"], "{table}");
+    }
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -2,9 +2,11 @@
 
 mod api_groups;
 mod apply;
+mod autoscaling;
 mod binary;
 mod clients;
 mod crd_objects;
+mod crd_versions;
 mod crds;
 mod crds_kube;
 mod defaulting;

@@ -1,0 +1,264 @@
+//! `autoscaling/v1` and `autoscaling/v2` HorizontalPodAutoscalers, as Kubernetes'
+//! `pkg/apis/autoscaling/v1/conversion.go` converts them through the internal (v2-shaped) type.
+//!
+//! v1 has one target, `spec.targetCPUUtilizationPercentage`: the CPU `Resource` metric with a
+//! `Utilization` target of v2. What v1 cannot say travels in annotations
+//! (`pkg/apis/autoscaling/annotations.go`): the other metrics, the behavior, the current metrics
+//! and the conditions, which a v1 write gives back to v2. A v1 object without any metric gets
+//! the CPU target of 80% (the default the v1 controller applied implicitly).
+
+use std::collections::BTreeMap;
+
+use kube_core::Resource;
+use serde_json::{Map, Value, json};
+
+use crate::object::Object;
+
+/// `autoscaling.MetricSpecsAnnotation`: the v2 metrics other than the CPU utilization target.
+const METRICS: &str = "autoscaling.alpha.kubernetes.io/metrics";
+/// `autoscaling.MetricStatusesAnnotation`: every current metric.
+const CURRENT_METRICS: &str = "autoscaling.alpha.kubernetes.io/current-metrics";
+/// `autoscaling.BehaviorSpecsAnnotation`: `spec.behavior`.
+const BEHAVIOR: &str = "autoscaling.alpha.kubernetes.io/behavior";
+/// `autoscaling.HorizontalPodAutoscalerConditionsAnnotation`: `status.conditions`.
+const CONDITIONS: &str = "autoscaling.alpha.kubernetes.io/conditions";
+/// `autoscaling.DefaultCPUUtilization`.
+const DEFAULT_CPU_UTILIZATION: i64 = 80;
+
+type Annotations = BTreeMap<String, String>;
+
+/// `obj` (v1 or v2) in `api_version`.
+pub(super) fn convert(obj: &Object, api_version: &str) -> Object {
+    let mut out = obj.clone();
+    let mut data = obj.data();
+    let mut annotations = obj.meta().annotations.clone().unwrap_or_default();
+    // Round-trip annotations only ever come from a conversion (DropRoundTripHorizontalPod
+    // AutoscalerAnnotations): those a client set are dropped.
+    let round_trip: Annotations = [METRICS, CURRENT_METRICS, BEHAVIOR, CONDITIONS]
+        .into_iter()
+        .filter_map(|k| annotations.remove_entry(k))
+        .collect();
+    if api_version == "autoscaling/v1" {
+        to_v1(&mut data, &mut annotations);
+    } else {
+        to_v2(&mut data, &round_trip);
+    }
+    out.meta_mut().annotations = (!annotations.is_empty()).then_some(annotations);
+    out.set_type(api_version, obj.kind());
+    out.set_data(data);
+    out
+}
+
+/// Whether `metric` is the CPU `Resource` metric (v2 spec or status form).
+fn is_cpu(metric: &Value) -> bool {
+    metric["type"] == "Resource" && metric["resource"]["name"] == "cpu"
+}
+
+fn encode(value: &Value) -> String {
+    value.to_string()
+}
+
+/// The object at `key`, removed (None when absent or not an object).
+fn take_map(map: &mut Map<String, Value>, key: &str) -> Option<Map<String, Value>> {
+    match map.remove(key) {
+        Some(Value::Object(m)) => Some(m),
+        _ => None,
+    }
+}
+
+/// The object at `key`, removed (empty when absent).
+fn take_object(map: &mut Map<String, Value>, key: &str) -> Map<String, Value> {
+    take_map(map, key).unwrap_or_default()
+}
+
+fn take_array(map: &mut Map<String, Value>, key: &str) -> Vec<Value> {
+    match map.remove(key) {
+        Some(Value::Array(items)) => items,
+        _ => Vec::new(),
+    }
+}
+
+/// v2 (internal) to v1: Convert_autoscaling_HorizontalPodAutoscaler_To_v1_HorizontalPodAutoscaler.
+fn to_v1(data: &mut Map<String, Value>, annotations: &mut Annotations) {
+    let mut spec = take_object(data, "spec");
+    let metrics = take_array(&mut spec, "metrics");
+    let cpu_target =
+        |m: &Value| is_cpu(m) && !m["resource"]["target"]["averageUtilization"].is_null();
+    if let Some(cpu) = metrics.iter().find(|m| is_cpu(m)) {
+        let utilization = &cpu["resource"]["target"]["averageUtilization"];
+        if !utilization.is_null() {
+            spec.insert("targetCPUUtilizationPercentage".into(), utilization.clone());
+        }
+    }
+    let others: Vec<Value> = metrics.into_iter().filter(|m| !cpu_target(m)).collect();
+    if !others.is_empty() {
+        annotations.insert(METRICS.into(), encode(&Value::Array(others)));
+    }
+    if let Some(behavior) = spec.remove("behavior").filter(|b| !b.is_null()) {
+        annotations.insert(BEHAVIOR.into(), encode(&behavior));
+    }
+    data.insert("spec".into(), Value::Object(spec));
+    let Some(mut status) = take_map(data, "status") else {
+        return;
+    };
+    let current = take_array(&mut status, "currentMetrics");
+    if let Some(utilization) = current
+        .iter()
+        .filter(|m| is_cpu(m))
+        .map(|m| &m["resource"]["current"]["averageUtilization"])
+        .find(|u| !u.is_null())
+    {
+        status.insert(
+            "currentCPUUtilizationPercentage".into(),
+            utilization.clone(),
+        );
+    }
+    if !current.is_empty() {
+        annotations.insert(CURRENT_METRICS.into(), encode(&Value::Array(current)));
+    }
+    let conditions = take_array(&mut status, "conditions");
+    if !conditions.is_empty() {
+        annotations.insert(CONDITIONS.into(), encode(&Value::Array(conditions)));
+    }
+    data.insert("status".into(), Value::Object(status));
+}
+
+/// The value of a round-trip annotation, if it holds JSON.
+fn annotation(round_trip: &Annotations, key: &str) -> Option<Value> {
+    round_trip
+        .get(key)
+        .and_then(|v| serde_json::from_str(v).ok())
+        .filter(|v: &Value| !v.is_null())
+}
+
+/// v1 to v2 (internal): Convert_v1_HorizontalPodAutoscaler_To_autoscaling_HorizontalPodAutoscaler.
+fn to_v2(data: &mut Map<String, Value>, round_trip: &Annotations) {
+    let mut spec = take_object(data, "spec");
+    let mut metrics = Vec::new();
+    if let Some(target) = spec
+        .remove("targetCPUUtilizationPercentage")
+        .filter(|t| !t.is_null())
+    {
+        metrics.push(json!({"type": "Resource", "resource": {
+            "name": "cpu", "target": {"type": "Utilization", "averageUtilization": target}}}));
+    }
+    if let Some(Value::Array(others)) = annotation(round_trip, METRICS) {
+        metrics.extend(others);
+    }
+    if metrics.is_empty() {
+        metrics.push(json!({"type": "Resource", "resource": {
+            "name": "cpu", "target": {"type": "Utilization", "averageUtilization": DEFAULT_CPU_UTILIZATION}}}));
+    }
+    spec.insert("metrics".into(), Value::Array(metrics));
+    if let Some(behavior) = annotation(round_trip, BEHAVIOR) {
+        spec.insert("behavior".into(), behavior);
+    }
+    data.insert("spec".into(), Value::Object(spec));
+    let Some(mut status) = take_map(data, "status") else {
+        return;
+    };
+    let cpu = status
+        .remove("currentCPUUtilizationPercentage")
+        .filter(|c| !c.is_null());
+    match (annotation(round_trip, CURRENT_METRICS), cpu) {
+        (Some(current), _) => {
+            status.insert("currentMetrics".into(), current);
+        }
+        (None, Some(cpu)) => {
+            status.insert(
+                "currentMetrics".into(),
+                json!([{"type": "Resource", "resource": {
+                "name": "cpu", "current": {"averageUtilization": cpu}}}]),
+            );
+        }
+        (None, None) => {}
+    }
+    if let Some(conditions) = annotation(round_trip, CONDITIONS) {
+        status.insert("conditions".into(), conditions);
+    }
+    data.insert("status".into(), Value::Object(status));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hpa(api_version: &str, spec: Value, status: Value) -> Object {
+        Object::from_value(json!({
+            "apiVersion": api_version, "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": "h", "namespace": "default"},
+            "spec": spec, "status": status,
+        }))
+        .unwrap()
+    }
+
+    fn target() -> Value {
+        json!({"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"})
+    }
+
+    // Cases after pkg/apis/autoscaling/v1/conversion_test.go (TestHorizontalPodAutoscaler
+    // AnnotationsRoundTrip and the metric conversions of conversion.go).
+    #[test]
+    fn a_v1_cpu_target_is_a_v2_cpu_utilization_metric_and_back() {
+        let v1 = hpa(
+            "autoscaling/v1",
+            json!({"scaleTargetRef": target(), "minReplicas": 1, "maxReplicas": 5, "targetCPUUtilizationPercentage": 60}),
+            json!({"currentReplicas": 2, "desiredReplicas": 3, "currentCPUUtilizationPercentage": 55}),
+        );
+        let v2 = convert(&v1, "autoscaling/v2");
+        let value = v2.to_value();
+        assert_eq!(value["apiVersion"], "autoscaling/v2");
+        assert_eq!(
+            value["spec"]["metrics"],
+            json!([{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 60}}}])
+        );
+        assert_eq!(value["spec"].get("targetCPUUtilizationPercentage"), None);
+        assert_eq!(
+            value["status"]["currentMetrics"][0]["resource"]["current"]["averageUtilization"],
+            55
+        );
+        let back = convert(&v2, "autoscaling/v1").to_value();
+        assert_eq!(back["spec"]["targetCPUUtilizationPercentage"], 60);
+        assert_eq!(back["status"]["currentCPUUtilizationPercentage"], 55);
+        assert_eq!(back["spec"].get("metrics"), None);
+    }
+
+    #[test]
+    fn a_v1_autoscaler_without_a_target_gets_the_default_cpu_utilization() {
+        let v1 = hpa(
+            "autoscaling/v1",
+            json!({"scaleTargetRef": target(), "maxReplicas": 5}),
+            Value::Null,
+        );
+        let value = convert(&v1, "autoscaling/v2").to_value();
+        assert_eq!(
+            value["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"],
+            DEFAULT_CPU_UTILIZATION
+        );
+    }
+
+    #[test]
+    fn what_v1_cannot_say_round_trips_through_annotations() {
+        let memory = json!({"type": "Resource", "resource": {"name": "memory", "target": {"type": "AverageValue", "averageValue": "500Mi"}}});
+        let behavior = json!({"scaleDown": {"stabilizationWindowSeconds": 60}});
+        let conditions = json!([{"type": "AbleToScale", "status": "True"}]);
+        let v2 = hpa(
+            "autoscaling/v2",
+            json!({"scaleTargetRef": target(), "maxReplicas": 5, "behavior": behavior,
+                   "metrics": [memory.clone(), {"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 70}}}]}),
+            json!({"currentReplicas": 1, "desiredReplicas": 1, "conditions": conditions}),
+        );
+        let v1 = convert(&v2, "autoscaling/v1");
+        let annotations = v1.meta().annotations.clone().unwrap();
+        assert_eq!(annotations[METRICS], json!([memory]).to_string());
+        assert!(annotations.contains_key(BEHAVIOR));
+        assert!(annotations.contains_key(CONDITIONS));
+        assert_eq!(v1.to_value()["spec"]["targetCPUUtilizationPercentage"], 70);
+        let back = convert(&v1, "autoscaling/v2");
+        assert_eq!(back.meta().annotations, None);
+        let value = back.to_value();
+        assert_eq!(value["spec"]["behavior"], behavior);
+        assert_eq!(value["status"]["conditions"], conditions);
+        assert_eq!(value["spec"]["metrics"].as_array().unwrap().len(), 2);
+    }
+}
