@@ -126,26 +126,6 @@ impl ResourceDef {
         self
     }
 
-    /// Prints these columns (name, type, JSON path; shown by default) before `Age`, as the
-    /// kind's printer in Kubernetes' `printers.go` does for the values that are plain fields.
-    #[must_use]
-    fn columns(mut self, columns: &[(&str, &str, &str)]) -> Self {
-        let mut out: Vec<PrinterColumn> = columns
-            .iter()
-            .map(|(name, type_, path)| PrinterColumn {
-                name: (*name).to_owned(),
-                type_: (*type_).to_owned(),
-                format: String::new(),
-                description: String::new(),
-                priority: 0,
-                json_path: (*path).to_owned(),
-            })
-            .collect();
-        out.extend(PrinterColumn::defaults());
-        self.printer_columns = out;
-        self
-    }
-
     /// The `apiVersion` of stored objects: the group and [`ResourceDef::storage_version`].
     pub fn storage_api_version(&self) -> String {
         if self.api.group.is_empty() {
@@ -215,12 +195,7 @@ pub fn builtin_resources() -> Vec<ResourceDef> {
         )
         .short(&["hpa"])
         .with_status()
-        .in_all()
-        .columns(&[
-            ("MinPods", "integer", ".spec.minReplicas"),
-            ("MaxPods", "integer", ".spec.maxReplicas"),
-            ("Replicas", "integer", ".status.currentReplicas"),
-        ]);
+        .in_all();
         "v2".clone_into(&mut def.storage_version);
         def
     };
@@ -246,17 +221,7 @@ pub fn builtin_resources() -> Vec<ResourceDef> {
             .with_status(),
         b("", "v1", "PersistentVolume", "persistentvolumes", false)
             .short(&["pv"])
-            .with_status()
-            .columns(&[
-                ("Capacity", "string", ".spec.capacity.storage"),
-                (
-                    "Reclaim Policy",
-                    "string",
-                    ".spec.persistentVolumeReclaimPolicy",
-                ),
-                ("Status", "string", ".status.phase"),
-                ("StorageClass", "string", ".spec.storageClassName"),
-            ]),
+            .with_status(),
         b(
             "",
             "v1",
@@ -265,13 +230,7 @@ pub fn builtin_resources() -> Vec<ResourceDef> {
             true,
         )
         .short(&["pvc"])
-        .with_status()
-        .columns(&[
-            ("Status", "string", ".status.phase"),
-            ("Volume", "string", ".spec.volumeName"),
-            ("Capacity", "string", ".status.capacity.storage"),
-            ("StorageClass", "string", ".spec.storageClassName"),
-        ]),
+        .with_status(),
         b("apps", "v1", "Deployment", "deployments", true)
             .short(&["deploy"])
             .with_status()
@@ -315,8 +274,7 @@ pub fn builtin_resources() -> Vec<ResourceDef> {
             "EndpointSlice",
             "endpointslices",
             true,
-        )
-        .columns(&[("AddressType", "string", ".addressType")]),
+        ),
         b(
             "networking.k8s.io",
             "v1",
@@ -355,13 +313,7 @@ pub fn builtin_resources() -> Vec<ResourceDef> {
             "storageclasses",
             false,
         )
-        .short(&["sc"])
-        .columns(&[
-            ("Provisioner", "string", ".provisioner"),
-            ("ReclaimPolicy", "string", ".reclaimPolicy"),
-            ("VolumeBindingMode", "string", ".volumeBindingMode"),
-            ("AllowVolumeExpansion", "boolean", ".allowVolumeExpansion"),
-        ]),
+        .short(&["sc"]),
         b(rbac, "v1", "Role", "roles", true),
         b(
             "apiextensions.k8s.io",

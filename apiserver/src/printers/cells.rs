@@ -8,8 +8,25 @@ use crate::object::Object;
 /// `<none>`, what an empty cell shows.
 pub(super) const NONE: &str = "<none>";
 
+/// The name cell: the name, and ` (default)` after a default StorageClass's
+/// (`printStorageClass` with `storageutil.IsDefaultAnnotation`).
 pub(super) fn name(obj: &Object) -> String {
-    obj.meta().name.clone().unwrap_or_default()
+    let meta = obj.meta();
+    let name = meta.name.clone().unwrap_or_default();
+    let is_default = obj.kind() == "StorageClass"
+        && meta.annotations.as_ref().is_some_and(|a| {
+            [
+                "storageclass.kubernetes.io/is-default-class",
+                "storageclass.beta.kubernetes.io/is-default-class",
+            ]
+            .iter()
+            .any(|k| a.get(*k).is_some_and(|v| v == "true"))
+        });
+    if is_default {
+        format!("{name} (default)")
+    } else {
+        name
+    }
 }
 
 /// A duration as `kubectl` shows ages (`duration.HumanDuration`: `45s`, `5m10s`, `3h`, `2d`).

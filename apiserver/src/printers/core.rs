@@ -190,6 +190,7 @@ pub(super) fn printer(group: &str, kind: &str) -> Option<(&'static [Column], Cel
         ("", "Namespace") => (NAMESPACE, namespace),
         ("", "Node") => (NODE, node),
         ("", "Event") => (EVENT, event),
+        ("events.k8s.io", "Event") => (EVENT, event_v1),
         ("coordination.k8s.io", "Lease") => (LEASE, lease),
         ("networking.k8s.io", "Ingress") => (INGRESS, ingress),
         _ => return None,
@@ -330,6 +331,41 @@ fn event(obj: &Object, data: &Data) -> Vec<Value> {
         json!(int(data, "/count").to_string()),
         json!(super::cells::name(obj)),
     ]
+}
+
+/// An `events.k8s.io/v1` Event, printed as the core Event it is stored as in Kubernetes (its
+/// fields under their core names; the reporting controller and instance stand for an unset
+/// source, as `formatEventSource`).
+fn event_v1(obj: &Object, data: &Data) -> Vec<Value> {
+    let mut core = Data::new();
+    for (v1, name) in [
+        ("regarding", "involvedObject"),
+        ("note", "message"),
+        ("deprecatedFirstTimestamp", "firstTimestamp"),
+        ("deprecatedLastTimestamp", "lastTimestamp"),
+        ("deprecatedCount", "count"),
+        ("type", "type"),
+        ("reason", "reason"),
+        ("eventTime", "eventTime"),
+    ] {
+        if let Some(v) = data.get(v1) {
+            core.insert(name.to_owned(), v.clone());
+        }
+    }
+    let source = data.get("deprecatedSource");
+    let pick = |key: &str, fallback: &str| {
+        source
+            .and_then(|s| s[key].as_str())
+            .filter(|v| !v.is_empty())
+            .or_else(|| data.get(fallback).and_then(Value::as_str))
+            .unwrap_or("")
+            .to_owned()
+    };
+    core.insert(
+        "source".to_owned(),
+        json!({"component": pick("component", "reportingController"), "host": pick("host", "reportingInstance")}),
+    );
+    event(obj, &core)
 }
 
 fn lease(obj: &Object, data: &Data) -> Vec<Value> {

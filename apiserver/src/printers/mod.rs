@@ -4,7 +4,11 @@
 //! convertor (columns with JSON paths) for others.
 //!
 //! - workloads.rs: pods, deployments, replicasets, statefulsets, daemonsets, jobs, cronjobs;
-//! - core.rs: services, configmaps, secrets, namespaces, nodes, events, leases, ingresses;
+//! - core.rs: services, configmaps, secrets, namespaces, nodes, events (core and
+//!   `events.k8s.io`), leases, ingresses;
+//! - storage.rs: storageclasses, persistentvolumes, persistentvolumeclaims;
+//! - network.rs: networkpolicies, endpointslices;
+//! - scaling.rs: horizontalpodautoscalers, poddisruptionbudgets;
 //! - cells.rs: what cells are made of (ages, counts, selectors, container lists).
 //!
 //! A resource without a printer of its own prints its `PrinterColumn`s (a custom resource's
@@ -17,6 +21,9 @@ use crate::resource::ResourceDef;
 
 mod cells;
 mod core;
+mod network;
+mod scaling;
+mod storage;
 mod workloads;
 
 /// What a row carries besides its cells (the `includeObject` query parameter).
@@ -66,7 +73,12 @@ type Cells = fn(&Object, &Map<String, Value>) -> Vec<Value>;
 
 fn builtin(def: &ResourceDef) -> Option<(&'static [Column], Cells)> {
     let kind = def.api.kind.as_str();
-    workloads::printer(&def.api.group, kind).or_else(|| core::printer(&def.api.group, kind))
+    let group = def.api.group.as_str();
+    workloads::printer(group, kind)
+        .or_else(|| core::printer(group, kind))
+        .or_else(|| storage::printer(group, kind))
+        .or_else(|| network::printer(group, kind))
+        .or_else(|| scaling::printer(group, kind))
 }
 
 fn column_json(name: &str, type_: &str, format: &str, priority: i32, description: &str) -> Value {

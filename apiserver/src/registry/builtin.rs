@@ -1,7 +1,7 @@
 //! The strategies of the built-in kinds (`pkg/registry/<group>/<kind>/strategy.go`) and
 //! [`strategy_for`], which picks a resource's.
 
-use k8s_openapi::api::{apps, batch, core, networking, policy};
+use k8s_openapi::api::{apps, autoscaling, batch, core, networking, policy};
 use kube_core::Resource;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
@@ -96,8 +96,121 @@ static SECRET: Rules = Rules {
     validate_update: |n, o| validation::immutable_data(n, o, &["data"]),
 };
 static RESOURCE_QUOTA: Rules = status_only(empty::<core::v1::ResourceQuotaStatus>);
-static INGRESS: Rules = status_only(empty::<networking::v1::IngressStatus>);
-static PDB: Rules = status_only(empty::<policy::v1::PodDisruptionBudgetStatus>);
+static INGRESS: Rules = Rules {
+    initial_status: Some(empty::<networking::v1::IngressStatus>),
+    validate: validation::ingress,
+    validate_update: |n, _| validation::ingress(n),
+};
+static PDB: Rules = Rules {
+    initial_status: Some(empty::<policy::v1::PodDisruptionBudgetStatus>),
+    validate: validation::pod_disruption_budget,
+    validate_update: |n, _| validation::pod_disruption_budget(n),
+};
+static NETWORK_POLICY: Rules = Rules {
+    initial_status: None,
+    validate: validation::network_policy,
+    validate_update: |n, _| validation::network_policy(n),
+};
+static ENDPOINT_SLICE: Rules = Rules {
+    initial_status: None,
+    validate: validation::endpoint_slice,
+    validate_update: |n, o| {
+        [
+            validation::endpoint_slice(n),
+            validation::endpoint_slice_update(n, o),
+        ]
+        .concat()
+    },
+};
+static LEASE: Rules = Rules {
+    initial_status: None,
+    validate: validation::lease,
+    validate_update: |n, _| validation::lease(n),
+};
+static STORAGE_CLASS: Rules = Rules {
+    initial_status: None,
+    validate: validation::storage_class,
+    validate_update: |n, o| {
+        [
+            validation::storage_class(n),
+            validation::storage_class_update(n, o),
+        ]
+        .concat()
+    },
+};
+/// A new volume is `Pending` since now (PrepareForCreate with
+/// PersistentVolumeLastPhaseTransitionTime).
+static PERSISTENT_VOLUME: Rules = Rules {
+    initial_status: Some(|| {
+        let now = serde_json::to_value(super::now()).unwrap_or_default();
+        json!({"phase": "Pending", "lastPhaseTransitionTime": now})
+    }),
+    validate: validation::persistent_volume,
+    validate_update: |n, o| {
+        [
+            validation::persistent_volume(n),
+            validation::persistent_volume_update(n, o),
+        ]
+        .concat()
+    },
+};
+/// A new claim is `Pending` (its empty status as read back through the defaults).
+static PERSISTENT_VOLUME_CLAIM: Rules = Rules {
+    initial_status: Some(|| json!({"phase": "Pending"})),
+    validate: validation::persistent_volume_claim,
+    validate_update: |n, o| {
+        [
+            validation::persistent_volume_claim(n),
+            validation::persistent_volume_claim_update(n, o),
+        ]
+        .concat()
+    },
+};
+
+/// HorizontalPodAutoscalers: a new one has the empty status of its version, and is validated
+/// in the stored (v2) form, as Kubernetes validates the internal object.
+struct HpaStrategy;
+
+fn hpa_causes(def: &ResourceDef, obj: &Object) -> Vec<Cause> {
+    let v2 = crate::convert::stored(def, obj.clone());
+    validation::hpa(&v2.data())
+}
+
+impl Strategy for HpaStrategy {
+    fn prepare_for_create(&self, def: &ResourceDef, obj: &mut Object) {
+        let status = if def.api.version == "v1" {
+            empty::<autoscaling::v1::HorizontalPodAutoscalerStatus>()
+        } else {
+            empty::<autoscaling::v2::HorizontalPodAutoscalerStatus>()
+        };
+        set_status(obj, Some(status));
+    }
+
+    fn validate(&self, def: &ResourceDef, obj: &Object) -> Vec<Cause> {
+        hpa_causes(def, obj)
+    }
+
+    fn validate_update(&self, def: &ResourceDef, new: &Object, _old: &Object) -> Vec<Cause> {
+        hpa_causes(def, new)
+    }
+}
+
+/// `events.k8s.io` Events, validated with their namespace (the regarding object's must agree).
+struct EventStrategy;
+
+fn namespace_of(obj: &Object) -> &str {
+    obj.meta().namespace.as_deref().unwrap_or("")
+}
+
+impl Strategy for EventStrategy {
+    fn validate(&self, _def: &ResourceDef, obj: &Object) -> Vec<Cause> {
+        validation::event(namespace_of(obj), &obj.data())
+    }
+
+    fn validate_update(&self, _def: &ResourceDef, new: &Object, old: &Object) -> Vec<Cause> {
+        validation::event_update(namespace_of(new), &new.data(), &old.data())
+    }
+}
 
 /// Namespaces: a new namespace is `Active`.
 struct NamespaceStrategy;
@@ -302,7 +415,15 @@ pub(crate) fn strategy_for(def: &ResourceDef) -> &'static dyn Strategy {
         ("batch", "Job") => &JobStrategy,
         ("batch", "CronJob") => &CRON_JOB,
         ("networking.k8s.io", "Ingress") => &INGRESS,
+        ("networking.k8s.io", "NetworkPolicy") => &NETWORK_POLICY,
         ("policy", "PodDisruptionBudget") => &PDB,
+        ("autoscaling", "HorizontalPodAutoscaler") => &HpaStrategy,
+        ("discovery.k8s.io", "EndpointSlice") => &ENDPOINT_SLICE,
+        ("coordination.k8s.io", "Lease") => &LEASE,
+        ("events.k8s.io", "Event") => &EventStrategy,
+        ("storage.k8s.io", "StorageClass") => &STORAGE_CLASS,
+        ("", "PersistentVolume") => &PERSISTENT_VOLUME,
+        ("", "PersistentVolumeClaim") => &PERSISTENT_VOLUME_CLAIM,
         _ if crate::crd::is_crd(def) => &super::custom::CrdStrategy,
         _ if def.schema.is_some() => &super::custom::CustomStrategy,
         _ => &DefaultStrategy,

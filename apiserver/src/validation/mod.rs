@@ -1,8 +1,10 @@
 //! Validation as the Kubernetes API server does it: object names, labels and annotations (with
 //! its messages and field paths), the types of built-in kinds (by decoding into their
 //! k8s-openapi type), and `DeleteOptions`; field.rs words field errors as Kubernetes does,
-//! pod.rs, service.rs and workloads.rs validate the specs of pods, services and workloads, update.rs what updates
-//! may not change.
+//! pod.rs, service.rs and workloads.rs validate the specs of pods, services and workloads,
+//! autoscaling.rs HorizontalPodAutoscalers, storage.rs StorageClasses and volumes, network.rs
+//! NetworkPolicies, Ingresses and EndpointSlices, policy.rs PodDisruptionBudgets and Leases,
+//! events.rs `events.k8s.io` Events; update.rs what updates may not change.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::Value;
@@ -10,14 +12,27 @@ use serde_json::Value;
 use crate::error::ApiError;
 use crate::resource::ResourceDef;
 
+mod autoscaling;
+mod events;
 pub(crate) mod field;
+mod network;
 mod pod;
+mod policy;
 mod service;
+mod storage;
 mod update;
 mod workloads;
 
+pub(crate) use autoscaling::hpa;
+pub(crate) use events::{event, event_update};
+pub(crate) use network::{endpoint_slice, endpoint_slice_update, ingress, network_policy};
 pub(crate) use pod::{pod_spec, pod_update};
+pub(crate) use policy::{lease, pod_disruption_budget};
 pub(crate) use service::service;
+pub(crate) use storage::{
+    persistent_volume, persistent_volume_claim, persistent_volume_claim_update,
+    persistent_volume_update, storage_class, storage_class_update,
+};
 pub(crate) use update::{immutable_data, meta_update};
 pub(crate) use workloads::{cron_job, job, job_update, selector_update, workload};
 

@@ -138,7 +138,32 @@ fn kubectl_autoscale_creates_an_autoscaler_kubectl_get_hpa_lists() {
         .lines()
         .map(|l| l.split_whitespace().collect())
         .collect();
-    assert_eq!(lines[1][0], "web", "{table}");
+    assert_eq!(
+        lines[0],
+        [
+            "NAME",
+            "REFERENCE",
+            "TARGETS",
+            "MINPODS",
+            "MAXPODS",
+            "REPLICAS",
+            "AGE"
+        ],
+        "{table}"
+    );
+    assert_eq!(
+        lines[1][..7],
+        [
+            "web",
+            "Deployment/web",
+            "cpu:",
+            "<unknown>/60%",
+            "2",
+            "5",
+            "0"
+        ],
+        "{table}"
+    );
     let metric = kubectl(
         &kc,
         &server,

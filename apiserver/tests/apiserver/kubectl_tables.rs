@@ -82,3 +82,75 @@ fn kubectl_get_prints_the_columns_of_pods_deployments_and_services() {
     assert!(row[2].starts_with("10."), "{row:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn kubectl_get_prints_the_columns_of_claims_budgets_and_network_policies() {
+    let Some((kc, server, dir)) = session("group-tables") else {
+        return;
+    };
+    let file = dir.join("objects.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data}
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+---
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: deny}
+spec: {podSelector: {}}
+",
+    )
+    .unwrap();
+    kubectl(&kc, &server, &["apply", "-f", file.to_str().unwrap()]);
+    kubectl(
+        &kc,
+        &server,
+        &[
+            "create",
+            "pdb",
+            "web",
+            "--selector=app=web",
+            "--min-available=1",
+        ],
+    );
+    let (header, row) = header_and_row(&kubectl(&kc, &server, &["get", "pvc"]), "data");
+    assert_eq!(
+        header,
+        [
+            "NAME",
+            "STATUS",
+            "VOLUME",
+            "CAPACITY",
+            "ACCESS",
+            "MODES",
+            "STORAGECLASS",
+            "VOLUMEATTRIBUTESCLASS",
+            "AGE"
+        ]
+    );
+    assert_eq!(row[..3], ["data", "Pending", "<unset>"]);
+    let (header, row) = header_and_row(&kubectl(&kc, &server, &["get", "pdb"]), "web");
+    assert_eq!(
+        header,
+        [
+            "NAME",
+            "MIN",
+            "AVAILABLE",
+            "MAX",
+            "UNAVAILABLE",
+            "ALLOWED",
+            "DISRUPTIONS",
+            "AGE"
+        ]
+    );
+    assert_eq!(row[..4], ["web", "1", "N/A", "0"]);
+    let (header, row) = header_and_row(&kubectl(&kc, &server, &["get", "netpol"]), "deny");
+    assert_eq!(header, ["NAME", "POD-SELECTOR", "AGE"]);
+    assert_eq!(row[..2], ["deny", "<none>"]);
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -12,6 +12,8 @@ mod crds_kube;
 mod defaulting;
 mod events;
 mod faults;
+mod group_rules;
+mod group_tables;
 mod hostile;
 mod javascript;
 mod kind_rules;
