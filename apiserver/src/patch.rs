@@ -64,28 +64,74 @@ pub(crate) fn apply_patch(
                     "a strategic merge patch must be a JSON object",
                 ));
             }
-            strategic_merge(target, patch, ty);
-            Ok(())
+            strategic_merge(target, patch, ty)
         }
     }
 }
 
-fn strategic_merge(target: &mut Value, patch: &Value, ty: Ty<'_>) {
+/// Go's `%v` of a JSON value decoded into `interface{}` (maps with sorted keys, numbers as
+/// decoded with `UnmarshalCaseSensitivePreserveInts`).
+fn go_value(v: &Value) -> String {
+    match v {
+        Value::Null => "<nil>".to_owned(),
+        Value::String(s) => s.clone(),
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(go_value).collect();
+            format!("[{}]", items.join(" "))
+        }
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_by_key(|(k, _)| *k);
+            let entries: Vec<String> = entries
+                .iter()
+                .map(|(k, v)| format!("{k}:{}", go_value(v)))
+                .collect();
+            format!("map[{}]", entries.join(" "))
+        }
+        other => other.to_string(),
+    }
+}
+
+/// `mergepatch.ErrBadPatchType`: an error the API server's patch handler does not convert
+/// into a Status (`interpretStrategicMergePatchError` passes it on), so a 500 without reason.
+fn bad_patch_type(directive: &Value, map: &Map<String, Value>) -> ApiError {
+    let directive = match directive {
+        Value::String(s) => s.clone(),
+        Value::Number(n) if n.is_i64() || n.is_u64() => format!("%!s(int64={n})"),
+        Value::Number(n) => format!("%!s(float64={n})"),
+        Value::Bool(b) => format!("%!s(bool={b})"),
+        other => format!("%!s({})", go_value(other)),
+    };
+    ApiError::unconverted(format!(
+        "unknown patch type: {directive} in map: {}",
+        go_value(&Value::Object(map.clone()))
+    ))
+}
+
+fn strategic_merge(target: &mut Value, patch: &Value, ty: Ty<'_>) -> Result<(), ApiError> {
     let Value::Object(patch_map) = patch else {
         *target = patch.clone();
-        return;
+        return Ok(());
     };
-    if patch_map.get("$patch").and_then(Value::as_str) == Some("replace") {
-        let mut replaced = patch_map.clone();
-        replaced.remove("$patch");
-        *target = Value::Object(replaced);
-        return;
+    // handleDirectiveInMergeMap: `replace` takes the patch as it is, `delete` empties the map,
+    // anything else is ErrBadPatchType.
+    if let Some(directive) = patch_map.get("$patch") {
+        match directive.as_str() {
+            Some("replace") => {
+                let mut replaced = patch_map.clone();
+                replaced.remove("$patch");
+                *target = Value::Object(replaced);
+            }
+            Some("delete") => *target = Value::Object(Map::new()),
+            _ => return Err(bad_patch_type(directive, patch_map)),
+        }
+        return Ok(());
     }
     if !target.is_object() {
         *target = Value::Object(Map::new());
     }
     let Value::Object(target_map) = target else {
-        return;
+        return Ok(());
     };
     for (k, v) in patch_map {
         if let Some(field) = k.strip_prefix("$deleteFromPrimitiveList/") {
@@ -112,7 +158,7 @@ fn strategic_merge(target: &mut Value, patch: &Value, ty: Ty<'_>) {
                 let key = list.and_then(|l| l.patch_merge_key.as_deref());
                 match (target_map.get_mut(k), merge, key) {
                     (Some(Value::Array(existing)), true, Some(key)) => {
-                        merge_list(existing, items, key, ty.field(k).items());
+                        merge_list(existing, items, key, ty.field(k).items())?;
                     }
                     (Some(Value::Array(existing)), true, None) => {
                         for item in items {
@@ -135,33 +181,66 @@ fn strategic_merge(target: &mut Value, patch: &Value, ty: Ty<'_>) {
                 target_map.entry(k.clone()).or_insert(Value::Null),
                 v,
                 ty.field(k),
-            ),
+            )?,
             _ => {
                 target_map.insert(k.clone(), v.clone());
             }
         }
     }
+    Ok(())
 }
 
-fn merge_list(existing: &mut Vec<Value>, patch: &[Value], key: &str, item_ty: Ty<'_>) {
+/// Merges the items of a list with a merge key (`mergeSliceWithSpecialElements`: items with
+/// `$patch: delete` remove theirs, `$patch: replace` replaces the list with the others, any
+/// other directive is an error).
+fn merge_list(
+    existing: &mut Vec<Value>,
+    patch: &[Value],
+    key: &str,
+    item_ty: Ty<'_>,
+) -> Result<(), ApiError> {
+    let mut replace = false;
+    for item in patch {
+        match item.get("$patch") {
+            None => {}
+            Some(d) if d == "delete" || d == "replace" => replace |= d == "replace",
+            Some(d) if d == "merge" => {
+                return Err(ApiError::unconverted(
+                    "merging lists cannot yet be specified in the patch",
+                ));
+            }
+            Some(d) => {
+                let map = item.as_object().cloned().unwrap_or_default();
+                return Err(bad_patch_type(d, &map));
+            }
+        }
+    }
+    if replace {
+        existing.clear();
+    }
     for item in patch {
         let id = item.get(key);
         let pos = existing.iter().position(|e| e.get(key) == id);
-        if item.get("$patch").and_then(Value::as_str) == Some("delete") {
-            if let Some(p) = pos {
-                existing.remove(p);
+        match item.get("$patch").and_then(Value::as_str) {
+            Some("delete") => {
+                if let Some(p) = pos {
+                    existing.remove(p);
+                }
+                continue;
             }
-            continue;
+            Some(_) => continue,
+            None => {}
         }
         match pos {
-            Some(p) => strategic_merge(&mut existing[p], item, item_ty),
+            Some(p) => strategic_merge(&mut existing[p], item, item_ty)?,
             None => {
                 let mut fresh = Value::Null;
-                strategic_merge(&mut fresh, item, item_ty);
+                strategic_merge(&mut fresh, item, item_ty)?;
                 existing.push(fresh);
             }
         }
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -206,5 +285,37 @@ mod tests {
         let patch = json!({"spec": {"items": [{"name": "b"}]}});
         apply_patch(PatchKind::Strategic, &mut target, &patch, untyped).unwrap();
         assert_eq!(target["spec"]["items"], json!([{"name": "b"}]));
+    }
+
+    // Directives of apimachinery's strategicpatch (patch_test.go: "$patch: replace" and
+    // "$patch: delete" in maps and list items; mergepatch.ErrBadPatchType for others).
+    #[test]
+    fn strategic_merge_directives_replace_delete_or_are_refused() {
+        let pod = crate::schema::Schema::builtin()
+            .root("", "v1", "Pod")
+            .unwrap();
+        let live = json!({"metadata": {"labels": {"a": "1", "b": "2"}}, "spec": {"containers": [{"name": "a"}, {"name": "b"}]}});
+        let mut target = live.clone();
+        let patch = json!({"metadata": {"labels": {"$patch": "replace", "c": "3"}}});
+        apply_patch(PatchKind::Strategic, &mut target, &patch, pod).unwrap();
+        assert_eq!(target["metadata"]["labels"], json!({"c": "3"}));
+        let mut target = live.clone();
+        let patch = json!({"metadata": {"labels": {"$patch": "delete"}}});
+        apply_patch(PatchKind::Strategic, &mut target, &patch, pod).unwrap();
+        assert_eq!(target["metadata"]["labels"], json!({}));
+        let mut target = live.clone();
+        let patch = json!({"spec": {"containers": [{"name": "c"}, {"$patch": "replace"}]}});
+        apply_patch(PatchKind::Strategic, &mut target, &patch, pod).unwrap();
+        assert_eq!(target["spec"]["containers"], json!([{"name": "c"}]));
+        let mut target = live.clone();
+        let patch = json!({"spec": {"containers": [{"name": "a", "$patch": "bogus"}]}});
+        let err = apply_patch(PatchKind::Strategic, &mut target, &patch, pod).unwrap_err();
+        assert_eq!(
+            (err.code, err.message.as_str()),
+            (
+                500,
+                "unknown patch type: bogus in map: map[$patch:bogus name:a]"
+            )
+        );
     }
 }

@@ -254,3 +254,34 @@ async fn fields_of_the_wrong_json_type_are_400_and_typed_informers_keep_decoding
     let list = typed.list(&Default::default()).await.unwrap();
     assert_eq!(list.items.len(), 1);
 }
+
+/// As apimachinery's strategicpatch (`handleDirectiveInMergeMap`: `mergepatch.ErrBadPatchType`)
+/// and the API server's patch handler (`interpretStrategicMergePatchError` passes that error on
+/// unconverted, so `ErrorToAPIStatus` makes it a 500 without reason): not a 400.
+#[tokio::test]
+async fn a_strategic_patch_with_an_unknown_directive_is_500_unknown_patch_type() {
+    let s = start().await;
+    let c = client(&s);
+    let cms = CMS;
+    let (code, _) = post(&c, cms, &configmap("bogus", "1")).await;
+    assert_eq!(code, 201);
+    let (code, status) = patch(
+        &c,
+        &format!("{cms}/bogus"),
+        "application/strategic-merge-patch+json",
+        &json!({"$patch": "bogus", "data": {"k": "v"}}),
+    )
+    .await;
+    assert_eq!(code, 500, "{status}");
+    assert_eq!(
+        status.get("reason"),
+        None,
+        "StatusReasonUnknown is empty, so omitted"
+    );
+    assert_eq!(
+        status["message"],
+        "unknown patch type: bogus in map: map[$patch:bogus data:map[k:v]]"
+    );
+    let (_, got) = get(&c, &format!("{cms}/bogus")).await;
+    assert_eq!(got["data"], json!({"v": "1"}), "nothing was written");
+}
