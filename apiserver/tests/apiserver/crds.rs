@@ -399,3 +399,73 @@ async fn a_seeded_crd_is_served_before_the_next_seeded_object() {
     let (code, got) = get(&client(&s), &format!("{WIDGETS}/seeded")).await;
     assert_eq!((code, &got["spec"]["size"]), (200, &json!(2)), "{got}");
 }
+
+/// A server restarted over the same etcd serves the stored CRDs again and finishes a cascade
+/// of custom objects that was in flight: a Foreground deletion of a Widget whose dependents (a
+/// Widget and a ConfigMap) were left when the first server stopped without a collector.
+#[cfg(feature = "etcd")]
+#[tokio::test]
+async fn a_server_restarted_on_etcd_serves_crds_and_finishes_a_custom_cascade() {
+    use kcache_apiserver::TestServer;
+
+    let Some(storage) = Backend::Etcd.storage().await else {
+        return;
+    };
+    let builder = || test_builder().storage(std::sync::Arc::clone(&storage.inner));
+    let owned_by = |owner: &Value| {
+        json!([{"apiVersion": owner["apiVersion"], "kind": owner["kind"], "name": owner["metadata"]["name"],
+                "uid": owner["metadata"]["uid"], "controller": true, "blockOwnerDeletion": true}])
+    };
+    let cms = "/api/v1/namespaces/default/configmaps";
+    {
+        // No collector: the cascade stops where a crash would leave it.
+        let s = TestServer::start_with(builder().garbage_collection(false))
+            .await
+            .unwrap();
+        let c = client(&s);
+        create_established(&c, &widget_crd()).await;
+        let (code, parent) = post(&c, WIDGETS, &widget("parent", json!({"size": 1}))).await;
+        assert_eq!(code, 201, "{parent}");
+        let mut child = widget("child", json!({"size": 2}));
+        child["metadata"]["ownerReferences"] = owned_by(&parent);
+        assert_eq!(post(&c, WIDGETS, &child).await.0, 201);
+        let mut cm = configmap("owned", "1");
+        cm["metadata"]["ownerReferences"] = owned_by(&parent);
+        assert_eq!(post(&c, cms, &cm).await.0, 201);
+        let mut marked = parent.clone();
+        marked["metadata"]["finalizers"] = json!(["foregroundDeletion"]);
+        assert_eq!(put(&c, &format!("{WIDGETS}/parent"), &marked).await.0, 200);
+        let (code, _) = request(&c, "DELETE", &format!("{WIDGETS}/parent"), None).await;
+        assert_eq!(code, 200);
+        s.wait_controllers_idle().await.unwrap();
+        assert_eq!(
+            get(&c, &format!("{WIDGETS}/child")).await.0,
+            200,
+            "nothing collected yet"
+        );
+        assert_eq!(
+            get(&c, &format!("{WIDGETS}/parent")).await.0,
+            200,
+            "the owner waits for its dependents"
+        );
+        s.shutdown();
+    }
+    let s = TestServer::start_with(builder()).await.unwrap();
+    let c = client(&s);
+    s.wait_controllers_idle().await.unwrap();
+    for path in [
+        format!("{WIDGETS}/parent"),
+        format!("{WIDGETS}/child"),
+        format!("{cms}/owned"),
+    ] {
+        assert_eq!(get(&c, &path).await.0, 404, "{path}");
+    }
+    let (code, list) = get(&c, WIDGETS).await;
+    assert_eq!(
+        (code, list["kind"].as_str()),
+        (200, Some("WidgetList")),
+        "the CRD is served"
+    );
+    let (code, created) = post(&c, WIDGETS, &widget("after", json!({"size": 3}))).await;
+    assert_eq!(code, 201, "{created}");
+}
