@@ -308,6 +308,26 @@ impl ApiServer {
             .await;
     }
 
+    /// Waits until objects of `group`/`plural` written through `version` are stored in
+    /// `storage_version` (the CRD controller has handled a change of the CRD's storage version).
+    pub async fn wait_storage_version(
+        &self,
+        group: &str,
+        version: &str,
+        plural: &str,
+        storage_version: &str,
+    ) {
+        let mut rx = self.shared.served_changes.subscribe();
+        // An error means the sender is gone with the server: nothing left to wait for.
+        let _ = rx
+            .wait_for(|_| {
+                self.shared
+                    .find(group, version, plural)
+                    .is_some_and(|d| d.storage_version == storage_version)
+            })
+            .await;
+    }
+
     /// Ends every open watch (clients see their streams end and must rewatch).
     pub fn end_all_watches(&self) {
         let old = std::mem::take(&mut *self.shared.watch_end.lock());

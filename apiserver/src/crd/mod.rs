@@ -128,13 +128,7 @@ pub(crate) fn established_status(crd: &CustomResourceDefinition) -> Option<Value
         return None;
     }
     let now = serde_json::to_value(Time(k8s_openapi::jiff::Timestamp::now())).ok()?;
-    let stored: Vec<&str> = crd
-        .spec
-        .versions
-        .iter()
-        .filter(|v| v.storage)
-        .map(|v| v.name.as_str())
-        .collect();
+    let stored = stored_versions(crd);
     Some(serde_json::json!({"status": {
         "acceptedNames": accepted,
         "storedVersions": stored,
@@ -145,6 +139,22 @@ pub(crate) fn established_status(crd: &CustomResourceDefinition) -> Option<Value
              "reason": "InitialNamesAccepted", "message": "the initial names have been accepted"},
         ],
     }}))
+}
+
+/// `status.storedVersions` after a write of `crd`: the versions stored so far and the current
+/// storage version (as the CRD strategy's PrepareForCreate and PrepareForUpdate append it).
+pub(crate) fn stored_versions(crd: &CustomResourceDefinition) -> Vec<String> {
+    let mut stored = crd
+        .status
+        .as_ref()
+        .and_then(|s| s.stored_versions.clone())
+        .unwrap_or_default();
+    if let Some(v) = crd.spec.versions.iter().find(|v| v.storage)
+        && !stored.contains(&v.name)
+    {
+        stored.push(v.name.clone());
+    }
+    stored
 }
 
 /// The CRD that [`ApiServerBuilder::custom_resource`](crate::ApiServerBuilder::custom_resource)

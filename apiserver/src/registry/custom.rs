@@ -48,6 +48,31 @@ impl Strategy for CrdStrategy {
         set_status(obj, None);
     }
 
+    /// The generic update rules, and the storage version added to `status.storedVersions`.
+    fn prepare_for_update(
+        &self,
+        def: &ResourceDef,
+        new: &mut Object,
+        old: &Object,
+        subresource: Subresource,
+    ) {
+        prepare_update(def, new, old, subresource);
+        let Some(typed) = crd::typed(new) else {
+            return;
+        };
+        let stored = crd::stored_versions(&typed);
+        if typed
+            .status
+            .as_ref()
+            .and_then(|s| s.stored_versions.as_ref())
+            != Some(&stored)
+        {
+            let mut status = new.data().remove("status").unwrap_or_else(|| json!({}));
+            status["storedVersions"] = json!(stored);
+            set_status(new, Some(status));
+        }
+    }
+
     fn validate(&self, _def: &ResourceDef, obj: &Object) -> Vec<Cause> {
         decode_causes(obj).map_or_else(|c| c, |crd| crd::validate(&crd))
     }

@@ -42,6 +42,13 @@ fn gadget(version: &str, name: &str, spec: Value) -> Value {
     json!({"apiVersion": format!("example.com/{version}"), "kind": "Gadget", "metadata": {"name": name}, "spec": spec})
 }
 
+/// The `apiVersion` an object is stored with (read from storage, under the server).
+async fn stored_api_version(s: &kcache_apiserver::TestServer, name: &str) -> String {
+    let key = format!("example.com/gadgets/default/{name}");
+    let stored = s.storage().get(key).await.unwrap().unwrap();
+    stored.api_version().to_owned()
+}
+
 async fn served_gadgets(
     backend: Backend,
 ) -> Option<(Backed<kcache_apiserver::TestServer>, kube_client::Client)> {
@@ -68,13 +75,8 @@ async fn an_object_written_through_a_served_version_is_stored_in_the_storage_ver
         json!({"size": 1}),
         "v1beta1's default only"
     );
-    let stored = s
-        .storage()
-        .get("example.com/gadgets/default/g1".to_owned())
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(stored.api_version(), "example.com/v1");
+    let stored = stored_api_version(&s, "g1").await;
+    assert_eq!(stored, "example.com/v1");
     let mut update = created.clone();
     update["spec"]["size"] = json!(2);
     let (code, updated) = put(&c, &format!("{V1BETA1}/g1"), &update).await;
@@ -160,8 +162,95 @@ async fn each_version_validates_and_defaults_with_its_own_schema(backend: Backen
     assert_eq!(created["spec"], json!({"size": 7, "color": "red"}));
 }
 
+async fn server_side_apply_through_either_version_keeps_one_manager(backend: Backend) {
+    let Some((s, c)) = served_gadgets(backend).await else {
+        return;
+    };
+    let apply = |version: &str, size: i64| {
+        let path = if version == "v1" { V1 } else { V1BETA1 };
+        let body = gadget(version, "g1", json!({"size": size}));
+        let c = c.clone();
+        async move {
+            patch(
+                &c,
+                &format!("{path}/g1?fieldManager=ctl"),
+                "application/apply-patch+yaml",
+                &body,
+            )
+            .await
+        }
+    };
+    let (code, created) = apply("v1beta1", 2).await;
+    assert_eq!(code, 201, "{created}");
+    assert_eq!(created["apiVersion"], "example.com/v1beta1");
+    let (code, applied) = apply("v1", 4).await;
+    assert_eq!(code, 200, "{applied}");
+    assert_eq!(applied["apiVersion"], "example.com/v1");
+    assert_eq!(applied["spec"]["size"], 4);
+    let managers: Vec<&str> = applied["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["operation"] == "Apply")
+        .map(|m| m["manager"].as_str().unwrap())
+        .collect();
+    assert_eq!(managers, ["ctl"], "{applied}");
+    let stored = stored_api_version(&s, "g1").await;
+    assert_eq!(stored, "example.com/v1");
+}
+
+async fn a_new_storage_version_is_recorded_and_stores_new_writes(backend: Backend) {
+    let Some((s, c)) = served_gadgets(backend).await else {
+        return;
+    };
+    assert_eq!(
+        post(&c, V1, &gadget("v1", "old", json!({"size": 1})))
+            .await
+            .0,
+        201
+    );
+    let crd_path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.example.com";
+    let (_, mut crd) = get(&c, crd_path).await;
+    assert_eq!(crd["status"]["storedVersions"], json!(["v1"]));
+    crd["spec"]["versions"][0]["storage"] = json!(true);
+    crd["spec"]["versions"][1]["storage"] = json!(false);
+    let (code, updated) = put(&c, crd_path, &crd).await;
+    assert_eq!(code, 200, "{updated}");
+    assert_eq!(
+        updated["status"]["storedVersions"],
+        json!(["v1", "v1beta1"])
+    );
+    s.wait_storage_version("example.com", "v1", "gadgets", "v1beta1")
+        .await;
+    assert_eq!(
+        post(&c, V1, &gadget("v1", "new", json!({"size": 2})))
+            .await
+            .0,
+        201
+    );
+    let new = stored_api_version(&s, "new").await;
+    assert_eq!(
+        new, "example.com/v1beta1",
+        "new writes are stored in v1beta1"
+    );
+    let old = stored_api_version(&s, "old").await;
+    assert_eq!(old, "example.com/v1", "stored objects stay until rewritten");
+    let (code, list) = get(&c, V1BETA1).await;
+    assert_eq!(code, 200);
+    assert!(
+        list["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|i| i["apiVersion"] == "example.com/v1beta1"),
+        "{list}"
+    );
+}
+
 on_every_backend!(
     an_object_written_through_a_served_version_is_stored_in_the_storage_version,
     every_read_answers_in_the_version_it_addresses,
     each_version_validates_and_defaults_with_its_own_schema,
+    server_side_apply_through_either_version_keeps_one_manager,
+    a_new_storage_version_is_recorded_and_stores_new_writes,
 );
