@@ -8,7 +8,7 @@ use kcache_deltafifo::{
     RealFifoOptions,
 };
 use kcache_reflector::ReflectorStore;
-use kcache_store::{KnownObjects, Store, StoreError, TransformFunc};
+use kcache_store::{KnownObjects, Store, StoreError};
 use kube_core::Resource;
 
 use crate::sync::sync_changed;
@@ -67,32 +67,20 @@ impl<K> fmt::Debug for InformerQueue<K> {
 }
 
 impl<K: Resource + Send + Sync + 'static> InformerQueue<K> {
-    /// A queue of `mode` whose known objects are `known` (the indexer) and which runs
-    /// `transform` on every queued object.
-    pub fn new(
-        mode: QueueMode,
-        known: Arc<dyn KnownObjects<K>>,
-        transform: Option<TransformFunc<K>>,
-    ) -> Self {
+    /// A queue of `mode` whose known objects are `known` (the indexer). Objects are queued as
+    /// the lister-watcher made them (transformed there).
+    pub fn new(mode: QueueMode, known: Arc<dyn KnownObjects<K>>) -> Self {
         match mode {
-            QueueMode::RealFifo | QueueMode::AtomicRealFifo => {
-                let mut options = RealFifoOptions::default()
+            QueueMode::RealFifo | QueueMode::AtomicRealFifo => Self::Real(Arc::new(RealFifo::new(
+                RealFifoOptions::default()
                     .known_objects(known)
-                    .atomic_events(mode == QueueMode::AtomicRealFifo);
-                if let Some(transform) = transform {
-                    options = options.transformer(transform);
-                }
-                Self::Real(Arc::new(RealFifo::new(options)))
-            }
-            QueueMode::DeltaFifo => {
-                let mut options = DeltaFifoOptions::default()
+                    .atomic_events(mode == QueueMode::AtomicRealFifo),
+            ))),
+            QueueMode::DeltaFifo => Self::Delta(Arc::new(DeltaFifo::new(
+                DeltaFifoOptions::default()
                     .known_objects(known)
-                    .emit_delta_type_replaced(true);
-                if let Some(transform) = transform {
-                    options = options.transformer(transform);
-                }
-                Self::Delta(Arc::new(DeltaFifo::new(options)))
-            }
+                    .emit_delta_type_replaced(true),
+            ))),
         }
     }
 }

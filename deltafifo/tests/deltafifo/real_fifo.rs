@@ -269,33 +269,3 @@ async fn requeue_is_skipped_when_a_newer_delta_took_the_key() {
     assert_eq!(q.len(), 1);
     assert_eq!(pop_summary(&q).await.unwrap().0, [(Updated, false, 2)]);
 }
-
-#[tokio::test]
-async fn transformer_runs_on_events_and_replaced_items_but_not_tombstones_or_resync() {
-    let count = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let counter = count.clone();
-    let transformer: kcache_store::TransformFunc<Pod> = Arc::new(move |p| {
-        counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        Ok(p)
-    });
-    let (indexer, known) = known();
-    fill(&indexer, [pod(5, 1)]);
-    let q = RealFifo::new(
-        RealFifoOptions::default()
-            .known_objects(known)
-            .transformer(transformer),
-    );
-    q.add(pod(1, 1)).unwrap();
-    q.delete(pod(1, 2)).unwrap();
-    q.replace(vec![pod(2, 3)], "3").unwrap();
-    q.resync().unwrap();
-    // add, delete, one replaced item; no tombstone for key 5, no resync.
-    assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 3);
-    let atomic = RealFifo::new(
-        RealFifoOptions::default()
-            .atomic_events(true)
-            .transformer(Arc::new(Ok)),
-    );
-    atomic.replace(vec![pod(1, 1), pod(2, 1)], "1").unwrap();
-    assert_eq!(atomic.len(), 1);
-}

@@ -182,7 +182,7 @@ async fn retry_on_error_requeues_failed_deltas() {
     let source = source_with(1);
     let indexer = Arc::new(Indexer::<Pod>::default());
     let known: Arc<dyn KnownObjects<Pod>> = indexer.clone();
-    let queue = InformerQueue::new(QueueMode::DeltaFifo, known, None);
+    let queue = InformerQueue::new(QueueMode::DeltaFifo, known);
     let attempts = Arc::new(AtomicUsize::new(0));
     let process: ProcessFunc<Pod> = Arc::new({
         let (attempts, indexer) = (Arc::clone(&attempts), Arc::clone(&indexer));
