@@ -19,21 +19,26 @@ use crate::sync::{HasSynced, sync_changed};
 /// It runs under the queue's lock, so it must be short and must not call back into the queue.
 pub type ProcessFunc<K> = Arc<dyn Fn(&[Delta<K>], bool) -> Result<(), BoxError> + Send + Sync>;
 
-/// How a [`Controller`] is built (client-go's `cache.Config`). Start from [`ControllerConfig::new`]
-/// and set the public fields.
-#[non_exhaustive]
+/// How a [`Controller`] is built (client-go's `cache.Config`): [`ControllerConfig::new`] with
+/// the queue, the lister-watcher and the process function, then the chained setters.
+///
+/// ```
+/// # use std::sync::Arc;
+/// # use k8s_openapi::api::core::v1::Pod;
+/// # use kcache_informer::{ControllerConfig, InformerQueue, ProcessFunc, QueueMode};
+/// # use kcache_reflector::{ListerWatcher, ReflectorConfig};
+/// # fn f(queue: InformerQueue<Pod>, lw: Arc<dyn ListerWatcher<Pod>>, process: ProcessFunc<Pod>) {
+/// let config = ControllerConfig::new(queue, lw, process)
+///     .retry_on_error(true)
+///     .reflector(ReflectorConfig::default().name("pods"));
+/// # let _ = config; }
+/// ```
 pub struct ControllerConfig<K> {
-    /// The queue the reflector writes into and the process loop pops from.
-    pub queue: InformerQueue<K>,
-    /// Lists and watches the resource.
-    pub lister_watcher: Arc<dyn ListerWatcher<K>>,
-    /// Applied to every batch of popped deltas.
-    pub process: ProcessFunc<K>,
-    /// Put deltas whose processing failed back into the queue (the seeds' `RetryOnError`).
-    pub retry_on_error: bool,
-    /// The reflector's settings (its name is the controller's; its resync period is how often
-    /// the reflector asks the queue to resync).
-    pub reflector: ReflectorConfig,
+    queue: InformerQueue<K>,
+    lister_watcher: Arc<dyn ListerWatcher<K>>,
+    process: ProcessFunc<K>,
+    retry_on_error: bool,
+    reflector: ReflectorConfig,
 }
 
 impl<K> fmt::Debug for ControllerConfig<K> {
@@ -54,7 +59,8 @@ pub(crate) fn type_name<K>() -> String {
 
 impl<K> ControllerConfig<K> {
     /// A configuration with client-go's defaults: no retry, the reflector's defaults (no resync,
-    /// default page size and watch timeout, list + watch).
+    /// default page size and watch timeout, list + watch). `queue` is what the reflector writes
+    /// into and the process loop pops from; `process` is applied to every batch of popped deltas.
     pub fn new(
         queue: InformerQueue<K>,
         lister_watcher: Arc<dyn ListerWatcher<K>>,
@@ -67,6 +73,22 @@ impl<K> ControllerConfig<K> {
             retry_on_error: false,
             reflector: ReflectorConfig::default(),
         }
+    }
+
+    /// Puts deltas whose processing failed back into the queue (the seeds' `RetryOnError`;
+    /// default off).
+    #[must_use]
+    pub fn retry_on_error(mut self, retry: bool) -> Self {
+        self.retry_on_error = retry;
+        self
+    }
+
+    /// The reflector's settings (its name is the controller's; its resync period is how often
+    /// the reflector asks the queue to resync).
+    #[must_use]
+    pub fn reflector(mut self, config: ReflectorConfig) -> Self {
+        self.reflector = config;
+        self
     }
 }
 

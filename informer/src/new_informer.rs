@@ -163,7 +163,7 @@ where
         })
         .map_err(BoxError::from)
     });
-    let mut config = ControllerConfig::new(queue, lister_watcher, process);
-    config.reflector = ReflectorConfig::default().resync_period(resync_period);
+    let config = ControllerConfig::new(queue, lister_watcher, process)
+        .reflector(ReflectorConfig::default().resync_period(resync_period));
     (indexer, Controller::new(config))
 }

@@ -96,8 +96,7 @@ fn start<K: Resource + Send + Sync + 'static>(
         .map_err(Into::into)
     });
     let weak = Arc::downgrade(inner);
-    let mut config = ControllerConfig::new(queue, lister_watcher, process);
-    config.reflector = lifecycle
+    let reflector = lifecycle
         .reflector
         .clone()
         .name(inner.name.to_string())
@@ -106,6 +105,7 @@ fn start<K: Resource + Send + Sync + 'static>(
             weak.upgrade()
                 .is_some_and(|inner| inner.processor.should_resync())
         });
+    let config = ControllerConfig::new(queue, lister_watcher, process).reflector(reflector);
     let controller = Arc::new(Controller::new(config));
     let _ = inner.controller.set(Arc::clone(&controller));
     Ok(controller)

@@ -199,8 +199,8 @@ async fn retry_on_error_requeues_failed_deltas() {
             Ok(())
         }
     });
-    let mut config = ControllerConfig::new(queue, Arc::new(Arc::clone(&source)), process);
-    config.retry_on_error = true;
+    let config =
+        ControllerConfig::new(queue, Arc::new(Arc::clone(&source)), process).retry_on_error(true);
     let (controller, shutdown, task) = spawn(Controller::new(config));
     assert!(wait_for_cache_sync(&shutdown, &[&*controller]).await);
     while indexer.is_empty() {
