@@ -11,7 +11,9 @@ use kcache_store::{
 };
 use kube_core::Resource;
 
+use crate::batch::Batch;
 use crate::delta::{Delta, DeltaType, Deltas};
+use crate::error::{PopError, ProcessError};
 use crate::keyed::Keyed;
 use crate::queue_core::{ItemKey, Policy, QueueCore, queue_impls};
 
@@ -297,6 +299,26 @@ impl<K: Send + Sync> DeltaFifo<K> {
                 emit_delta_type_replaced: options.emit_delta_type_replaced,
             }),
         }
+    }
+}
+
+impl<K: Send + Sync> DeltaFifo<K> {
+    /// [`pop`](crate::Queue::pop) handing out the key's deltas with their key, so that the
+    /// consumer does not compute it again.
+    pub async fn pop_keyed<T, E, F>(&self, process: F) -> Result<T, PopError<E>>
+    where
+        F: FnOnce(&Batch<'_, K>, bool) -> Result<T, ProcessError<E>> + Send,
+        T: Send,
+        E: Send,
+    {
+        self.core
+            .pop_up_to(
+                1,
+                |(key, deltas): &(ObjectKey, Deltas<K>), in_initial_list| {
+                    process(&Batch::of_key(deltas, key), in_initial_list)
+                },
+            )
+            .await
     }
 }
 

@@ -9,6 +9,7 @@ use kcache_store::{KeyFunc, KnownObjects, MaybeTombstone, ObjectKey, StoreError,
 use kube_core::Resource;
 use smallvec::SmallVec;
 
+use crate::batch::Batch;
 use crate::delta::{Delta, DeltaType, Deltas};
 use crate::delta_fifo::tombstone;
 use crate::error::{PopError, ProcessError};
@@ -499,9 +500,21 @@ impl<K: Send + Sync> RealFifo<K> {
         T: Send,
         E: Send,
     {
+        self.pop_keyed_batch(|batch, in_initial_list| process(batch, in_initial_list))
+            .await
+    }
+
+    /// [`pop_batch`](Self::pop_batch) handing out each delta with the key the queue computed
+    /// for it when it was queued, so that the consumer does not compute it again.
+    pub async fn pop_keyed_batch<T, E, F>(&self, process: F) -> Result<T, PopError<E>>
+    where
+        F: FnOnce(&Batch<'_, K>, bool) -> Result<T, ProcessError<E>> + Send,
+        T: Send,
+        E: Send,
+    {
         self.core
-            .pop_up_to(self.batch_size(), |deltas: &Deltas<K>, in_initial_list| {
-                process(deltas, in_initial_list)
+            .pop_up_to(self.batch_size(), |taken: &Taken<K>, in_initial_list| {
+                process(&Batch::keyed(&taken.deltas, &taken.keys), in_initial_list)
             })
             .await
     }

@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use kcache_deltafifo::{Delta, PopError, ProcessError};
+use kcache_deltafifo::{Batch, PopError, ProcessError};
 use kcache_reflector::{ListerWatcher, Reflector, ReflectorConfig};
 use kcache_store::BoxError;
 use kube_core::Resource;
@@ -15,9 +15,11 @@ use crate::panics::call_process;
 use crate::queue::InformerQueue;
 use crate::sync::{HasSynced, sync_changed};
 
-/// What a [`Controller`] does with each batch of popped deltas: `(deltas, is_in_initial_list)`.
-/// It runs under the queue's lock, so it must be short and must not call back into the queue.
-pub type ProcessFunc<K> = Arc<dyn Fn(&[Delta<K>], bool) -> Result<(), BoxError> + Send + Sync>;
+/// What a [`Controller`] does with each batch of popped deltas: `(batch, is_in_initial_list)`,
+/// the batch holding each delta with the key the queue computed for it (it dereferences to the
+/// deltas). It may run under the queue's lock, so it must be short and must not call back into
+/// the queue.
+pub type ProcessFunc<K> = Arc<dyn Fn(&Batch<'_, K>, bool) -> Result<(), BoxError> + Send + Sync>;
 
 /// How a [`Controller`] is built (client-go's `cache.Config`): [`ControllerConfig::new`] with
 /// the queue, the lister-watcher and the process function, then the chained setters.

@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use kcache_deltafifo::{
-    Delta, DeltaFifo, DeltaFifoOptions, Deltas, PopError, ProcessError, Queue, RealFifo,
+    Batch, DeltaFifo, DeltaFifoOptions, Deltas, PopError, ProcessError, Queue, RealFifo,
     RealFifoOptions,
 };
 use kcache_reflector::ReflectorStore;
@@ -86,19 +86,17 @@ impl<K: Resource + Send + Sync + 'static> InformerQueue<K> {
 }
 
 impl<K: Send + Sync + 'static> InformerQueue<K> {
-    /// Waits for deltas and runs `process(deltas, is_in_initial_list)` under the queue's lock:
-    /// a batch of deltas of distinct keys from a [`RealFifo`], all the deltas of one key from a
-    /// [`DeltaFifo`].
+    /// Waits for deltas and runs `process(batch, is_in_initial_list)`: a batch of deltas of
+    /// distinct keys from a [`RealFifo`] (with the queue unlocked), all the deltas of one key
+    /// from a [`DeltaFifo`] (under its lock); each delta comes with the key the queue computed
+    /// when it was queued.
     pub async fn pop<E: Send>(
         &self,
-        process: impl FnOnce(&[Delta<K>], bool) -> Result<(), ProcessError<E>> + Send,
+        process: impl FnOnce(&Batch<'_, K>, bool) -> Result<(), ProcessError<E>> + Send,
     ) -> Result<(), PopError<E>> {
         match self {
-            Self::Real(q) => q.pop_batch(process).await,
-            Self::Delta(q) => {
-                q.pop(|deltas: &Deltas<K>, initial| process(deltas, initial))
-                    .await
-            }
+            Self::Real(q) => q.pop_keyed_batch(process).await,
+            Self::Delta(q) => q.pop_keyed(process).await,
         }
     }
 

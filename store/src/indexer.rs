@@ -175,6 +175,20 @@ impl<K: Resource + Send + Sync + 'static> Indexer<K> {
         self.record_resource_version(&obj);
         Ok(old)
     }
+
+    /// [`upsert`](Self::upsert) under the key `obj` was queued with (a queue computed it): the
+    /// key is not computed again, and a new one is stored as that shared `Arc`.
+    pub fn upsert_keyed(&self, key: &ObjectKey, obj: Arc<K>) -> Result<Option<Arc<K>>, StoreError> {
+        let old = self.store.upsert_key(key, Arc::clone(&obj))?;
+        self.record_resource_version(&obj);
+        Ok(old)
+    }
+
+    /// [`Store::delete`] of `obj` under the key it was queued with (a queue computed it).
+    pub fn delete_keyed(&self, key: &str, obj: &K) {
+        self.store.delete(key);
+        self.record_resource_version(obj);
+    }
 }
 
 impl<K: Resource + Send + Sync + 'static> Store<K> for Indexer<K> {
@@ -190,8 +204,7 @@ impl<K: Resource + Send + Sync + 'static> Store<K> for Indexer<K> {
 
     fn delete(&self, obj: Arc<K>) -> Result<(), StoreError> {
         let key = self.key_of(&obj)?;
-        self.store.delete(&key);
-        self.record_resource_version(&obj);
+        self.delete_keyed(&key, &obj);
         Ok(())
     }
 

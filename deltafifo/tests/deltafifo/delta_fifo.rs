@@ -8,7 +8,7 @@ use kcache_deltafifo::DeltaType::{Added, Deleted, Replaced, Sync, Updated};
 use kcache_deltafifo::{Delta, DeltaFifo, DeltaFifoOptions, Deltas, PopError, ProcessError, Queue};
 use kcache_store::{DeletedFinalStateUnknown, MaybeTombstone, Store, Transaction, TransactionType};
 
-use crate::common::{fill, key, known, pod, pop_summary, rv};
+use crate::common::{batch_keys, fill, key, known, pod, pop_summary, rv};
 
 fn plain() -> DeltaFifo<Pod> {
     DeltaFifo::new(DeltaFifoOptions::default())
@@ -464,4 +464,16 @@ fn a_store_write_kind_becomes_the_delta_type_it_queues() {
         DeltaType::from(TransactionType::Deleted),
         DeltaType::Deleted
     );
+}
+
+#[tokio::test]
+async fn pop_keyed_hands_out_the_key_of_the_deltas() {
+    let q = plain();
+    q.add(pod(1, 1)).unwrap();
+    q.update(pod(1, 2)).unwrap();
+    let keys = q
+        .pop_keyed(|batch, _| Ok::<_, ProcessError<Infallible>>(batch_keys(batch)))
+        .await
+        .unwrap();
+    assert_eq!(keys, [Some(key(1)), Some(key(1))]);
 }

@@ -10,7 +10,7 @@ use kcache_deltafifo::{
 };
 use kcache_store::Store;
 
-use crate::common::{Summary, fill, key, known, pod, pop_summary, rv};
+use crate::common::{Summary, batch_keys, fill, key, known, pod, pop_summary, rv};
 
 fn plain() -> RealFifo<Pod> {
     RealFifo::new(RealFifoOptions::default())
@@ -268,4 +268,29 @@ async fn requeue_is_skipped_when_a_newer_delta_took_the_key() {
     assert!(matches!(err, PopError::Requeued(())));
     assert_eq!(q.len(), 1);
     assert_eq!(pop_summary(&q).await.unwrap().0, [(Updated, false, 2)]);
+}
+
+#[tokio::test]
+async fn pop_keyed_batch_hands_out_each_delta_with_the_key_computed_when_it_was_queued() {
+    let q = atomic();
+    q.add(pod(1, 1)).unwrap();
+    q.delete(pod(2, 1)).unwrap();
+    let keys = q
+        .pop_keyed_batch(|batch, _| {
+            Ok::<_, ProcessError<Infallible>>((batch_keys(batch), batch.len()))
+        })
+        .await
+        .unwrap();
+    assert_eq!(keys, (vec![Some(key(1)), Some(key(2))], 2));
+    // An atomic delta has no key of its own.
+    q.resync().unwrap();
+    let keys = q
+        .pop_keyed_batch(|batch, _| {
+            Ok::<_, ProcessError<Infallible>>(
+                batch.iter().map(|(k, _)| k.is_some()).collect::<Vec<_>>(),
+            )
+        })
+        .await
+        .unwrap();
+    assert_eq!(keys, [false]);
 }

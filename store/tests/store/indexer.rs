@@ -456,3 +456,22 @@ fn panicking_index_function_is_an_index_error_and_the_store_goes_on() {
     s.add(pod("ns", "good", "2", &[])).unwrap();
     assert_eq!(keys(&s, "boom", "v"), ["ns/good"]);
 }
+
+#[test]
+fn upsert_keyed_stores_a_new_object_under_the_given_shared_key_and_records_its_version() {
+    let s = Indexer::<Pod>::default();
+    let key: kcache_store::ObjectKey = Arc::from("ns/a");
+    assert!(
+        s.upsert_keyed(&key, pod("ns", "a", "3", &[]))
+            .unwrap()
+            .is_none()
+    );
+    let stored = s.list_keys();
+    assert!(Arc::ptr_eq(&stored[0], &key), "the queue's key, not a copy");
+    let old = s.upsert_keyed(&key, pod("ns", "a", "4", &[])).unwrap();
+    assert_eq!(old.unwrap().metadata.resource_version.as_deref(), Some("3"));
+    assert_eq!(s.last_store_sync_resource_version(), "4");
+    s.delete_keyed("ns/a", &pod("ns", "a", "5", &[]));
+    assert!(s.is_empty());
+    assert_eq!(s.last_store_sync_resource_version(), "5");
+}
