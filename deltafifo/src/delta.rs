@@ -57,7 +57,7 @@ pub enum Delta<K> {
     ReplacedAll {
         /// The resource version of the list.
         resource_version: String,
-        /// Every listed object, transformed.
+        /// Every listed object.
         objects: Arc<[Arc<K>]>,
     },
     /// A resync as one delta: the consumer re-emits everything it holds.

@@ -7,11 +7,13 @@ use std::sync::Arc;
 use ahash::RandomState;
 use kcache_store::{
     DeletedFinalStateUnknown, KeyError, KeyFunc, KnownObjects, MaybeTombstone, ObjectKey,
-    StoreError, TransactionType, TransformFunc,
+    StoreError, TransactionType,
 };
 use kube_core::Resource;
 
+use crate::batch::Batch;
 use crate::delta::{Delta, DeltaType, Deltas};
+use crate::error::{PopError, ProcessError};
 use crate::keyed::Keyed;
 use crate::queue_core::{ItemKey, Policy, QueueCore, queue_impls};
 
@@ -25,8 +27,6 @@ pub struct DeltaFifoOptions<K> {
     /// Emit [`DeltaType::Replaced`] for relisted objects instead of [`DeltaType::Sync`]
     /// (default false, for compatibility with client-go).
     emit_delta_type_replaced: bool,
-    /// Run on every object once as it is queued (not on tombstones nor on resync).
-    transformer: Option<TransformFunc<K>>,
 }
 
 impl<K: Resource + 'static> Default for DeltaFifoOptions<K> {
@@ -42,7 +42,6 @@ impl<K> DeltaFifoOptions<K> {
             key_func,
             known_objects: None,
             emit_delta_type_replaced: false,
-            transformer: None,
         }
     }
 
@@ -60,13 +59,6 @@ impl<K> DeltaFifoOptions<K> {
         self
     }
 
-    /// Sets the transformer.
-    #[must_use]
-    pub fn transformer(mut self, transformer: TransformFunc<K>) -> Self {
-        self.transformer = Some(transformer);
-        self
-    }
-
     /// Sets the key function.
     #[must_use]
     pub fn key_func(mut self, key_func: KeyFunc<K>) -> Self {
@@ -80,7 +72,6 @@ impl<K> fmt::Debug for DeltaFifoOptions<K> {
         f.debug_struct("DeltaFifoOptions")
             .field("known_objects", &self.known_objects.is_some())
             .field("emit_delta_type_replaced", &self.emit_delta_type_replaced)
-            .field("transformer", &self.transformer.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -124,7 +115,6 @@ struct DeltaPolicy<K> {
     key_func: KeyFunc<K>,
     known_objects: Option<Arc<dyn KnownObjects<K>>>,
     emit_delta_type_replaced: bool,
-    transformer: Option<TransformFunc<K>>,
 }
 
 /// The key of an object or a tombstone.
@@ -147,32 +137,6 @@ pub(crate) fn key_of_deltas<K>(
         Some(obj) => key_of_payload(key_func, obj),
         None => Err(KeyError::NoObject.into()),
     }
-}
-
-/// Runs the transformer unless there is none.
-pub(crate) fn transform<K>(
-    transformer: &Option<TransformFunc<K>>,
-    obj: Arc<K>,
-) -> Result<Arc<K>, StoreError> {
-    match transformer {
-        Some(t) => t(obj).map_err(StoreError::Transform),
-        None => Ok(obj),
-    }
-}
-
-/// A delta of `obj`, transformed first when `run_transformer` says so.
-pub(crate) fn object_delta<K>(
-    transformer: &Option<TransformFunc<K>>,
-    kind: DeltaType,
-    obj: Arc<K>,
-    run_transformer: bool,
-) -> Result<Delta<K>, StoreError> {
-    let obj = if run_transformer {
-        transform(transformer, obj)?
-    } else {
-        obj
-    };
-    Ok(Delta::new(kind, obj))
 }
 
 /// The deletion of `key` whose final state is unknown: `obj` is the last state seen.
@@ -227,11 +191,7 @@ impl<K> Policy for DeltaPolicy<K> {
                 return Ok(());
             }
         }
-        self.queue(
-            pending,
-            key,
-            object_delta(&self.transformer, kind.into(), obj, true)?,
-        );
+        self.queue(pending, key, Delta::new(kind.into(), obj));
         Ok(())
     }
 
@@ -256,9 +216,7 @@ impl<K> Policy for DeltaPolicy<K> {
             HashSet::with_capacity_and_hasher(keyed.len(), RandomState::new());
         for (key, obj) in keyed {
             listed.insert(Arc::clone(&key));
-            // Relisted objects are transformed, even when emitted as Sync.
-            let delta = object_delta(&self.transformer, action, obj, true)?;
-            self.queue(pending, key, delta);
+            self.queue(pending, key, Delta::new(action, obj));
         }
 
         // Queued keys missing from the list: a tombstone with the newest queued object.
@@ -308,8 +266,7 @@ impl<K> Policy for DeltaPolicy<K> {
             if pending.items.get(&key).is_some_and(|d| !d.is_empty()) {
                 continue;
             }
-            let delta = object_delta(&self.transformer, DeltaType::Sync, obj, false)?;
-            self.queue(pending, key, delta);
+            self.queue(pending, key, Delta::new(DeltaType::Sync, obj));
         }
         Ok(())
     }
@@ -328,8 +285,7 @@ impl<K> Policy for DeltaPolicy<K> {
 
     fn debug_fields(&self, d: &mut fmt::DebugStruct<'_, '_>) {
         d.field("known_objects", &self.known_objects.is_some())
-            .field("emit_delta_type_replaced", &self.emit_delta_type_replaced)
-            .field("transformer", &self.transformer.is_some());
+            .field("emit_delta_type_replaced", &self.emit_delta_type_replaced);
     }
 }
 
@@ -341,9 +297,28 @@ impl<K: Send + Sync> DeltaFifo<K> {
                 key_func: options.key_func,
                 known_objects: options.known_objects,
                 emit_delta_type_replaced: options.emit_delta_type_replaced,
-                transformer: options.transformer,
             }),
         }
+    }
+}
+
+impl<K: Send + Sync> DeltaFifo<K> {
+    /// [`pop`](crate::Queue::pop) handing out the key's deltas with their key, so that the
+    /// consumer does not compute it again.
+    pub async fn pop_keyed<T, E, F>(&self, process: F) -> Result<T, PopError<E>>
+    where
+        F: FnOnce(&Batch<'_, K>, bool) -> Result<T, ProcessError<E>> + Send,
+        T: Send,
+        E: Send,
+    {
+        self.core
+            .pop_up_to(
+                1,
+                |(key, deltas): &(ObjectKey, Deltas<K>), in_initial_list| {
+                    process(&Batch::of_key(deltas, key), in_initial_list)
+                },
+            )
+            .await
     }
 }
 

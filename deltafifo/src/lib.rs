@@ -69,6 +69,7 @@
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod batch;
 mod delta;
 mod delta_fifo;
 mod error;
@@ -78,6 +79,7 @@ mod queue;
 mod queue_core;
 mod real_fifo;
 
+pub use batch::Batch;
 pub use delta::{Delta, DeltaType, Deltas};
 pub use delta_fifo::{DeltaFifo, DeltaFifoOptions};
 pub use error::{PopError, ProcessError};

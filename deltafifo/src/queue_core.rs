@@ -203,8 +203,8 @@ impl<P: Policy> QueueCore<P> {
     }
 
     /// Waits for an item, takes up to `limit` places (see [`Pending::take`]) and runs `process`
-    /// on them, under the lock or, if the policy says so, with the lock released; a requeue puts
-    /// them back. The taken places leave the initial population only once processed, so
+    /// on what was taken (the item with its keys), under the lock or, if the policy says so, with
+    /// the lock released; a requeue puts them back. The taken places leave the initial population only once processed, so
     /// `has_synced` never runs ahead of the consumer.
     pub(crate) async fn pop_up_to<T, E, F>(
         &self,
@@ -212,7 +212,7 @@ impl<P: Policy> QueueCore<P> {
         process: F,
     ) -> Result<T, PopError<E>>
     where
-        F: FnOnce(&Item<P>, bool) -> Result<T, ProcessError<E>> + Send,
+        F: FnOnce(&<P::Pending as Pending>::Taken, bool) -> Result<T, ProcessError<E>> + Send,
     {
         let mut process = Some(process);
         let unlocked = self.policy.unlock_while_processing();
@@ -226,7 +226,7 @@ impl<P: Policy> QueueCore<P> {
             while taken.is_none() {
                 s.population.popped(places);
                 in_initial_list = !s.population.has_synced();
-                let remaining = s.population.remaining();
+                let remaining = s.population.initial_count;
                 let Some(n) = s.pending.take(limit, remaining, &mut taken) else {
                     return s.closed.then_some(Err(PopError::Closed));
                 };
@@ -235,7 +235,6 @@ impl<P: Policy> QueueCore<P> {
             let (Some(item), Some(process)) = (&taken, process.take()) else {
                 return None;
             };
-            let item = <P::Pending as Pending>::item(item);
             let depth = s.pending.len();
             let outcome = if unlocked {
                 drop(s);
@@ -366,7 +365,9 @@ where
         T: Send,
         E: Send,
     {
-        self.pop_up_to(1, process)
+        self.pop_up_to(1, |taken, in_initial_list| {
+            process(<P::Pending as Pending>::item(taken), in_initial_list)
+        })
     }
 
     fn add_if_not_present(&self, item: Item<P>) -> Result<(), StoreError> {
@@ -411,6 +412,7 @@ async fn wait_for<R>(notify: &Notify, mut attempt: impl FnMut() -> Option<R>) ->
 #[derive(Debug, Default, Clone, Copy)]
 struct Population {
     populated: bool,
+    /// Items of the initial population not yet popped.
     initial_count: usize,
 }
 
@@ -431,11 +433,6 @@ impl Population {
     /// `n` items of the initial population were popped.
     fn popped(&mut self, n: usize) {
         self.initial_count = self.initial_count.saturating_sub(n);
-    }
-
-    /// Items of the initial population not yet popped.
-    fn remaining(&self) -> usize {
-        self.initial_count
     }
 
     fn has_synced(&self) -> bool {

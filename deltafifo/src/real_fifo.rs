@@ -5,14 +5,13 @@ use std::fmt;
 use std::sync::Arc;
 
 use ahash::RandomState;
-use kcache_store::{
-    KeyFunc, KnownObjects, MaybeTombstone, ObjectKey, StoreError, TransactionType, TransformFunc,
-};
+use kcache_store::{KeyFunc, KnownObjects, MaybeTombstone, ObjectKey, StoreError, TransactionType};
 use kube_core::Resource;
 use smallvec::SmallVec;
 
+use crate::batch::Batch;
 use crate::delta::{Delta, DeltaType, Deltas};
-use crate::delta_fifo::{object_delta, tombstone, transform};
+use crate::delta_fifo::tombstone;
 use crate::error::{PopError, ProcessError};
 use crate::queue_core::{Pending, Policy, QueueCore, queue_impls};
 
@@ -27,8 +26,6 @@ pub struct RealFifoOptions<K> {
     /// not in atomic mode. Without it, replace detects deletions among queued keys only and resync
     /// does nothing.
     known_objects: Option<Arc<dyn KnownObjects<K>>>,
-    /// Run on every object once as it is queued (not on tombstones nor on resync).
-    transformer: Option<TransformFunc<K>>,
     /// Atomic mode: replace queues one [`Delta::ReplacedAll`], resync one [`Delta::SyncAll`] and
     /// bookmarks a [`Delta::Bookmark`]; the consumer computes deletions against its own state.
     /// Known objects are not used in this mode.
@@ -56,7 +53,6 @@ impl<K> RealFifoOptions<K> {
         Self {
             key_func,
             known_objects: None,
-            transformer: None,
             atomic_events: false,
             batch_size: DEFAULT_BATCH_SIZE,
             unlock_while_processing: true,
@@ -67,13 +63,6 @@ impl<K> RealFifoOptions<K> {
     #[must_use]
     pub fn known_objects(mut self, known: Arc<dyn KnownObjects<K>>) -> Self {
         self.known_objects = Some(known);
-        self
-    }
-
-    /// Sets the transformer.
-    #[must_use]
-    pub fn transformer(mut self, transformer: TransformFunc<K>) -> Self {
-        self.transformer = Some(transformer);
         self
     }
 
@@ -110,7 +99,6 @@ impl<K> fmt::Debug for RealFifoOptions<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RealFifoOptions")
             .field("known_objects", &self.known_objects.is_some())
-            .field("transformer", &self.transformer.is_some())
             .field("atomic_events", &self.atomic_events)
             .field("batch_size", &self.batch_size)
             .field("unlock_while_processing", &self.unlock_while_processing)
@@ -281,7 +269,6 @@ pub struct RealFifo<K> {
 struct RealPolicy<K> {
     key_func: KeyFunc<K>,
     known_objects: Option<Arc<dyn KnownObjects<K>>>,
-    transformer: Option<TransformFunc<K>>,
     atomic_events: bool,
     batch_size: usize,
     unlock_while_processing: bool,
@@ -352,10 +339,7 @@ impl<K> RealPolicy<K> {
             pending.push(Some(key), delta);
         }
         for (key, obj) in keyed {
-            pending.push(
-                Some(key),
-                object_delta(&self.transformer, DeltaType::Replaced, obj, true)?,
-            );
+            pending.push(Some(key), Delta::new(DeltaType::Replaced, obj));
         }
         Ok(())
     }
@@ -378,10 +362,7 @@ impl<K> Policy for RealPolicy<K> {
         kind: TransactionType,
         obj: Arc<K>,
     ) -> Result<(), StoreError> {
-        pending.push(
-            Some(key),
-            object_delta(&self.transformer, kind.into(), obj, true)?,
-        );
+        pending.push(Some(key), Delta::new(kind.into(), obj));
         Ok(())
     }
 
@@ -392,10 +373,7 @@ impl<K> Policy for RealPolicy<K> {
         resource_version: &str,
     ) -> Result<usize, StoreError> {
         if self.atomic_events {
-            let objects = items
-                .into_iter()
-                .map(|obj| transform(&self.transformer, obj))
-                .collect::<Result<Arc<[Arc<K>]>, StoreError>>()?;
+            let objects: Arc<[Arc<K>]> = items.into();
             let resource_version = resource_version.to_owned();
             pending.push(
                 None,
@@ -430,10 +408,7 @@ impl<K> Policy for RealPolicy<K> {
             let Some(obj) = known.get_by_key(&key) else {
                 continue;
             };
-            pending.push(
-                Some(key),
-                object_delta(&self.transformer, DeltaType::Sync, obj, false)?,
-            );
+            pending.push(Some(key), Delta::new(DeltaType::Sync, obj));
         }
         Ok(())
     }
@@ -497,7 +472,6 @@ impl<K: Send + Sync> RealFifo<K> {
                 } else {
                     options.known_objects
                 },
-                transformer: options.transformer,
                 atomic_events: options.atomic_events,
                 batch_size: options.batch_size.max(1),
                 unlock_while_processing: options.unlock_while_processing,
@@ -526,9 +500,21 @@ impl<K: Send + Sync> RealFifo<K> {
         T: Send,
         E: Send,
     {
+        self.pop_keyed_batch(|batch, in_initial_list| process(batch, in_initial_list))
+            .await
+    }
+
+    /// [`pop_batch`](Self::pop_batch) handing out each delta with the key the queue computed
+    /// for it when it was queued, so that the consumer does not compute it again.
+    pub async fn pop_keyed_batch<T, E, F>(&self, process: F) -> Result<T, PopError<E>>
+    where
+        F: FnOnce(&Batch<'_, K>, bool) -> Result<T, ProcessError<E>> + Send,
+        T: Send,
+        E: Send,
+    {
         self.core
-            .pop_up_to(self.batch_size(), |deltas: &Deltas<K>, in_initial_list| {
-                process(deltas, in_initial_list)
+            .pop_up_to(self.batch_size(), |taken: &Taken<K>, in_initial_list| {
+                process(&Batch::keyed(&taken.deltas, &taken.keys), in_initial_list)
             })
             .await
     }

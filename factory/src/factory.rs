@@ -135,8 +135,8 @@ impl SharedInformerFactoryBuilder {
         self
     }
 
-    /// A transform run on every object of `K` before it is cached (for example to drop
-    /// `managedFields`).
+    /// A transform run on every object of `K` as it is decoded, before it is cached (for example
+    /// to drop `managedFields`): the informer's [`transform`](kcache_informer::SharedIndexInformerBuilder::transform).
     #[must_use]
     pub fn transform_for<K: Resource<DynamicType = ()> + 'static>(
         mut self,
@@ -223,18 +223,19 @@ impl SharedInformerFactory {
         K: Resource + DeserializeOwned + Send + Sync + 'static,
     {
         let tweak_options = options.clone();
-        let mut lister_watcher =
+        let lister_watcher =
             lister_watcher.tweak_list_options(move |o| tweak_options.tweak(o, namespaced));
-        if let Some(transform) = options.transform_for::<K>(key) {
-            // Objects are transformed as each batch is decoded: the full ones are never held.
-            lister_watcher = lister_watcher.transform(transform);
-        }
-        SharedIndexInformer::builder(lister_watcher)
+        let mut builder = SharedIndexInformer::builder(lister_watcher)
             .name(key)
             .resync_period(options.resync_for(key))
             .queue_mode(options.queue_mode)
-            .reflector(options.reflector.clone())
-            .build()
+            .reflector(options.reflector.clone());
+        // The informer gives it to the lister-watcher as any informer does: objects are
+        // transformed as each batch is decoded, so the full ones are never held.
+        if let Some(transform) = options.transform_for::<K>(key) {
+            builder = builder.transform(transform);
+        }
+        builder.build()
     }
 
     /// The cluster-wide `Api` of a typed resource (a namespace option is applied per request).

@@ -59,6 +59,9 @@ pub use error::FactoryError;
 pub use factory::{SharedInformerFactory, SharedInformerFactoryBuilder, TypedResource};
 // What the builder takes, so that a user of it needs no other kcache crate to name it.
 pub use kcache_informer::QueueMode;
-pub use kcache_reflector::{ReflectorConfig, ReflectorMetrics, TweakListOptions};
+pub use kcache_reflector::{
+    BackoffConfig, ListOptions, NoopMetrics, ReflectorConfig, ReflectorError, ReflectorMetrics,
+    TweakListOptions,
+};
 pub use kcache_store::TransformFunc;
 pub use transform::drop_managed_fields;

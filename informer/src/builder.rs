@@ -19,7 +19,7 @@ use crate::queue::QueueMode;
 
 /// Builds a [`SharedIndexInformer`]; see [`SharedIndexInformer::builder`].
 pub struct SharedIndexInformerBuilder<K> {
-    lister_watcher: Arc<dyn ListerWatcher<K>>,
+    lister_watcher: Box<dyn ListerWatcher<K>>,
     name: Option<String>,
     resync_period: Duration,
     indexers: Indexers<K>,
@@ -71,9 +71,10 @@ impl<K: Resource + Send + Sync + 'static> SharedIndexInformerBuilder<K> {
         self
     }
 
-    /// A transformer run on every object before it is cached or handed to handlers (for
-    /// example to drop `managedFields`). It must be idempotent: relisted objects already in
-    /// the cache may pass through it again.
+    /// A transform run on every object as the lister-watcher makes it, before it is cached or
+    /// handed to handlers (for example to drop `managedFields`); the informer gives it to the
+    /// lister-watcher with [`ObjectMaking`](kcache_reflector::ObjectMaking) when it starts. It
+    /// must be idempotent: relisted objects already in the cache may pass through it again.
     #[must_use]
     pub fn transform(mut self, transform: TransformFunc<K>) -> Self {
         self.transform = Some(transform);
@@ -111,7 +112,6 @@ impl<K: Resource + Send + Sync + 'static> SharedIndexInformerBuilder<K> {
                 processor: Processor::new(Arc::clone(&name), upstream),
                 name,
                 indexer: Arc::new(Indexer::new(indexers)),
-                lister_watcher: self.lister_watcher,
                 block_deltas: Mutex::new(()),
                 lifecycle: Mutex::new(Lifecycle {
                     started: false,
@@ -120,6 +120,7 @@ impl<K: Resource + Send + Sync + 'static> SharedIndexInformerBuilder<K> {
                     default_handler_resync: self.resync_period,
                     transform: self.transform,
                     reflector: self.reflector,
+                    lister_watcher: Some(self.lister_watcher),
                 }),
                 queue_mode: self.queue_mode,
                 controller: OnceLock::new(),
@@ -134,7 +135,7 @@ impl<K: Resource + Send + Sync + 'static> SharedIndexInformer<K> {
     /// [`ListerWatcher`], including an `Arc<dyn ListerWatcher<K>>`).
     pub fn builder(lister_watcher: impl ListerWatcher<K>) -> SharedIndexInformerBuilder<K> {
         SharedIndexInformerBuilder {
-            lister_watcher: Arc::new(lister_watcher),
+            lister_watcher: Box::new(lister_watcher),
             name: None,
             resync_period: Duration::ZERO,
             indexers: Indexers::default(),

@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use kcache_deltafifo::{Delta, PopError, ProcessError};
+use kcache_deltafifo::{Batch, PopError, ProcessError};
 use kcache_reflector::{ListerWatcher, Reflector, ReflectorConfig};
 use kcache_store::BoxError;
 use kube_core::Resource;
@@ -15,25 +15,32 @@ use crate::panics::call_process;
 use crate::queue::InformerQueue;
 use crate::sync::{HasSynced, sync_changed};
 
-/// What a [`Controller`] does with each batch of popped deltas: `(deltas, is_in_initial_list)`.
-/// It runs under the queue's lock, so it must be short and must not call back into the queue.
-pub type ProcessFunc<K> = Arc<dyn Fn(&[Delta<K>], bool) -> Result<(), BoxError> + Send + Sync>;
+/// What a [`Controller`] does with each batch of popped deltas: `(batch, is_in_initial_list)`,
+/// the batch holding each delta with the key the queue computed for it (it dereferences to the
+/// deltas). It may run under the queue's lock, so it must be short and must not call back into
+/// the queue.
+pub type ProcessFunc<K> = Arc<dyn Fn(&Batch<'_, K>, bool) -> Result<(), BoxError> + Send + Sync>;
 
-/// How a [`Controller`] is built (client-go's `cache.Config`). Start from [`ControllerConfig::new`]
-/// and set the public fields.
-#[non_exhaustive]
+/// How a [`Controller`] is built (client-go's `cache.Config`): [`ControllerConfig::new`] with
+/// the queue, the lister-watcher and the process function, then the chained setters.
+///
+/// ```
+/// # use std::sync::Arc;
+/// # use k8s_openapi::api::core::v1::Pod;
+/// # use kcache_informer::{ControllerConfig, InformerQueue, ProcessFunc, QueueMode};
+/// # use kcache_reflector::{ListerWatcher, ReflectorConfig};
+/// # fn f(queue: InformerQueue<Pod>, lw: Arc<dyn ListerWatcher<Pod>>, process: ProcessFunc<Pod>) {
+/// let config = ControllerConfig::new(queue, lw, process)
+///     .retry_on_error(true)
+///     .reflector(ReflectorConfig::default().name("pods"));
+/// # let _ = config; }
+/// ```
 pub struct ControllerConfig<K> {
-    /// The queue the reflector writes into and the process loop pops from.
-    pub queue: InformerQueue<K>,
-    /// Lists and watches the resource.
-    pub lister_watcher: Arc<dyn ListerWatcher<K>>,
-    /// Applied to every batch of popped deltas.
-    pub process: ProcessFunc<K>,
-    /// Put deltas whose processing failed back into the queue (the seeds' `RetryOnError`).
-    pub retry_on_error: bool,
-    /// The reflector's settings (its name is the controller's; its resync period is how often
-    /// the reflector asks the queue to resync).
-    pub reflector: ReflectorConfig,
+    queue: InformerQueue<K>,
+    lister_watcher: Arc<dyn ListerWatcher<K>>,
+    process: ProcessFunc<K>,
+    retry_on_error: bool,
+    reflector: ReflectorConfig,
 }
 
 impl<K> fmt::Debug for ControllerConfig<K> {
@@ -54,7 +61,8 @@ pub(crate) fn type_name<K>() -> String {
 
 impl<K> ControllerConfig<K> {
     /// A configuration with client-go's defaults: no retry, the reflector's defaults (no resync,
-    /// default page size and watch timeout, list + watch).
+    /// default page size and watch timeout, list + watch). `queue` is what the reflector writes
+    /// into and the process loop pops from; `process` is applied to every batch of popped deltas.
     pub fn new(
         queue: InformerQueue<K>,
         lister_watcher: Arc<dyn ListerWatcher<K>>,
@@ -67,6 +75,22 @@ impl<K> ControllerConfig<K> {
             retry_on_error: false,
             reflector: ReflectorConfig::default(),
         }
+    }
+
+    /// Puts deltas whose processing failed back into the queue (the seeds' `RetryOnError`;
+    /// default off).
+    #[must_use]
+    pub fn retry_on_error(mut self, retry: bool) -> Self {
+        self.retry_on_error = retry;
+        self
+    }
+
+    /// The reflector's settings (its name is the controller's; its resync period is how often
+    /// the reflector asks the queue to resync).
+    #[must_use]
+    pub fn reflector(mut self, config: ReflectorConfig) -> Self {
+        self.reflector = config;
+        self
     }
 }
 

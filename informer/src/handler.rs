@@ -300,11 +300,8 @@ impl<K> InformerEvent<K> {
 /// Per-handler options of [`SharedIndexInformer::add_event_handler_with_options`](crate::SharedIndexInformer::add_event_handler_with_options) (client-go's
 /// `HandlerOptions`).
 #[derive(Debug, Clone, Default)]
-#[non_exhaustive]
 pub struct HandlerOptions {
-    /// The handler's resync period; `None` takes the informer's default. Zero: never. Periods
-    /// under one second become one second; see [`SharedIndexInformer::add_event_handler_with_resync_period`](crate::SharedIndexInformer::add_event_handler_with_resync_period).
-    pub resync_period: Option<Duration>,
+    pub(crate) resync_period: Option<Duration>,
 }
 
 impl HandlerOptions {
@@ -313,7 +310,8 @@ impl HandlerOptions {
         Self::default()
     }
 
-    /// Sets the resync period.
+    /// The handler's resync period (default: the informer's). Zero: never. Periods under one
+    /// second become one second; see [`SharedIndexInformer::add_event_handler_with_resync_period`](crate::SharedIndexInformer::add_event_handler_with_resync_period).
     #[must_use]
     pub fn resync_period(mut self, period: Duration) -> Self {
         self.resync_period = Some(period);

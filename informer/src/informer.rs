@@ -29,14 +29,16 @@ pub(crate) struct Lifecycle<K> {
     pub(crate) stopped: bool,
     pub(crate) resync_check_period: Duration,
     pub(crate) default_handler_resync: Duration,
+    /// Given to the lister-watcher when the informer starts (`ObjectMaking`).
     pub(crate) transform: Option<TransformFunc<K>>,
     pub(crate) reflector: ReflectorConfig,
+    /// Built into the lister-watcher the informer runs when it starts.
+    pub(crate) lister_watcher: Option<Box<dyn ListerWatcher<K>>>,
 }
 
 pub(crate) struct Inner<K> {
     pub(crate) name: Arc<str>,
     pub(crate) indexer: Arc<Indexer<K>>,
-    pub(crate) lister_watcher: Arc<dyn ListerWatcher<K>>,
     pub(crate) processor: Processor<K>,
     /// Held while deltas are applied and distributed, and while a handler joins: a late handler's
     /// replay and live notifications never interleave (client-go's `blockDeltas`).
@@ -256,7 +258,9 @@ impl<K: Resource + Send + Sync + 'static> SharedIndexInformer<K> {
         self.inner.processor.len()
     }
 
-    /// Sets the transformer. Errors once the informer has started.
+    /// Sets the transform every object passes as the lister-watcher makes it, before it is cached
+    /// or handed to handlers (the builder's [`transform`](crate::SharedIndexInformerBuilder::transform)).
+    /// Errors once the informer has started.
     pub fn set_transform(&self, transform: TransformFunc<K>) -> Result<(), InformerError> {
         let mut lifecycle = self.inner.lifecycle.lock();
         if lifecycle.started {

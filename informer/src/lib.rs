@@ -103,7 +103,7 @@ pub use handler::{
 };
 pub use informer::SharedIndexInformer;
 // What the builder takes, so that a user of it needs no other kcache crate to name it.
-pub use kcache_reflector::ReflectorConfig;
+pub use kcache_reflector::{BackoffConfig, ReflectorConfig, ReflectorError};
 pub use kcache_store::{IndexFunc, Indexers, Lister, NamespaceLister, TransformFunc};
 pub use new_informer::{
     new_indexer_informer, new_informer, new_transforming_indexer_informer,

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use kcache_reflector::{ListerWatcher, ReflectorConfig};
+use kcache_reflector::{ListerWatcher, ObjectMaking, ReflectorConfig};
 use kcache_store::{BoxError, Indexer, Indexers, KnownObjects, TransformFunc};
 use kube_core::Resource;
 
@@ -88,8 +88,9 @@ where
     new_informer_with(lister_watcher, resync_period, handler, indexers, None)
 }
 
-/// [`new_informer`] with a transformer run on every object before it is stored or handed to the
-/// handler (client-go's `NewTransformingInformer`). The transformer must be idempotent.
+/// [`new_informer`] with a transform run on every object as the lister-watcher makes it, before
+/// it is stored or handed to the handler (client-go's `NewTransformingInformer`; given to the
+/// lister-watcher with [`ObjectMaking`]). The transform must be idempotent.
 pub fn new_transforming_informer<K, L, H>(
     lister_watcher: L,
     resync_period: Duration,
@@ -110,7 +111,8 @@ where
     )
 }
 
-/// [`new_indexer_informer`] with a transformer (client-go's `NewTransformingIndexerInformer`).
+/// [`new_indexer_informer`] with a transform, as [`new_transforming_informer`] (client-go's
+/// `NewTransformingIndexerInformer`).
 pub fn new_transforming_indexer_informer<K, L, H>(
     lister_watcher: L,
     resync_period: Duration,
@@ -146,7 +148,13 @@ where
 {
     let indexer = Arc::new(Indexer::new(indexers));
     let known: Arc<dyn KnownObjects<K>> = indexer.clone();
-    let queue = InformerQueue::new(QueueMode::default(), known, transform);
+    let mut making = ObjectMaking::default().known_objects(Arc::clone(&known));
+    if let Some(transform) = transform {
+        making = making.transform(transform);
+    }
+    let lister_watcher: Arc<dyn ListerWatcher<K>> =
+        Arc::from(Box::new(lister_watcher).making_objects(making));
+    let queue = InformerQueue::new(QueueMode::default(), known);
     let name = type_name::<K>();
     let store = Arc::clone(&indexer);
     let process: ProcessFunc<K> = Arc::new(move |deltas, initial| {
@@ -155,7 +163,7 @@ where
         })
         .map_err(BoxError::from)
     });
-    let mut config = ControllerConfig::new(queue, Arc::new(lister_watcher), process);
-    config.reflector = ReflectorConfig::default().resync_period(resync_period);
+    let config = ControllerConfig::new(queue, lister_watcher, process)
+        .reflector(ReflectorConfig::default().resync_period(resync_period));
     (indexer, Controller::new(config))
 }

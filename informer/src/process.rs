@@ -4,8 +4,10 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use kcache_deltafifo::{Delta, DeltaType};
-use kcache_store::{DeletedFinalStateUnknown, Indexer, MaybeTombstone, Store, StoreError};
+use kcache_deltafifo::{Batch, Delta, DeltaType};
+use kcache_store::{
+    DeletedFinalStateUnknown, Indexer, MaybeTombstone, ObjectKey, Store, StoreError,
+};
 use kube_core::Resource;
 
 use crate::handler::{InformerEvent, ResourceEventHandler};
@@ -15,8 +17,8 @@ use crate::panics::call_handler;
 /// `processDeltas`; a panic in the handler is caught and logged). Each change is the
 /// [`InformerEvent`] named here, dispatched to the handler's matching method:
 ///
-/// - Added, Updated, Sync, Replaced: stored (the key computed once, the replaced object
-///   returned by the same write); `Update { old, new }` if something was replaced, else
+/// - Added, Updated, Sync, Replaced: stored (under the key the queue computed, else computed
+///   once; the replaced object returned by the same write); `Update { old, new }` if something was replaced, else
 ///   `Add { obj, is_in_initial_list }`;
 /// - Deleted: removed (by the tombstone's key for a tombstone), `Delete(obj or tombstone)`;
 /// - ReplacedAll: the indexer is replaced in one step; then `Delete` with a tombstone for each
@@ -36,16 +38,18 @@ where
     H: ResourceEventHandler<K> + ?Sized,
 {
     let name = crate::controller::type_name::<K>();
-    apply_deltas(indexer, deltas, is_in_initial_list, |event| {
+    let batch = Batch::unkeyed(deltas);
+    apply_deltas(indexer, &batch, is_in_initial_list, |event| {
         call_handler(&name, handler, &event);
     })
 }
 
 /// Applies popped deltas to `indexer` and hands each change to `notify` as an
-/// [`InformerEvent`], by the rules of [`process_deltas`].
+/// [`InformerEvent`], by the rules of [`process_deltas`]. A delta's key is the one the queue
+/// computed, when the batch has it: it is not computed again.
 pub(crate) fn apply_deltas<K>(
     indexer: &Indexer<K>,
-    deltas: &[Delta<K>],
+    deltas: &Batch<'_, K>,
     is_in_initial_list: bool,
     mut notify: impl FnMut(InformerEvent<K>),
 ) -> Result<(), StoreError>
@@ -53,8 +57,8 @@ where
     K: Resource + Send + Sync + 'static,
 {
     let mut first_error = None;
-    for delta in deltas {
-        if let Err(err) = apply_one(indexer, delta, is_in_initial_list, &mut notify) {
+    for (key, delta) in deltas.iter() {
+        if let Err(err) = apply_one(indexer, key, delta, is_in_initial_list, &mut notify) {
             first_error.get_or_insert(err);
         }
     }
@@ -63,6 +67,7 @@ where
 
 fn apply_one<K>(
     indexer: &Indexer<K>,
+    key: Option<&ObjectKey>,
     delta: &Delta<K>,
     is_in_initial_list: bool,
     notify: &mut impl FnMut(InformerEvent<K>),
@@ -79,13 +84,20 @@ where
                 MaybeTombstone::Tombstone(t) => {
                     indexer.delete_by_key(&t.key);
                 }
-                MaybeTombstone::Object(o) => indexer.delete(Arc::clone(o))?,
+                MaybeTombstone::Object(o) => match key {
+                    Some(key) => indexer.delete_keyed(key, o),
+                    None => indexer.delete(Arc::clone(o))?,
+                },
             }
             notify(InformerEvent::Delete(object.clone()));
         }
         Delta::Object { object, .. } => {
             let obj = object.object();
-            notify(match indexer.upsert(Arc::clone(obj))? {
+            let old = match key {
+                Some(key) => indexer.upsert_keyed(key, Arc::clone(obj))?,
+                None => indexer.upsert(Arc::clone(obj))?,
+            };
+            notify(match old {
                 Some(old) => InformerEvent::Update {
                     old,
                     new: Arc::clone(obj),

@@ -4,11 +4,11 @@ use std::fmt;
 use std::sync::Arc;
 
 use kcache_deltafifo::{
-    Delta, DeltaFifo, DeltaFifoOptions, Deltas, PopError, ProcessError, Queue, RealFifo,
+    Batch, DeltaFifo, DeltaFifoOptions, Deltas, PopError, ProcessError, Queue, RealFifo,
     RealFifoOptions,
 };
 use kcache_reflector::ReflectorStore;
-use kcache_store::{KnownObjects, Store, StoreError, TransformFunc};
+use kcache_store::{KnownObjects, Store, StoreError};
 use kube_core::Resource;
 
 use crate::sync::sync_changed;
@@ -67,50 +67,36 @@ impl<K> fmt::Debug for InformerQueue<K> {
 }
 
 impl<K: Resource + Send + Sync + 'static> InformerQueue<K> {
-    /// A queue of `mode` whose known objects are `known` (the indexer) and which runs
-    /// `transform` on every queued object.
-    pub fn new(
-        mode: QueueMode,
-        known: Arc<dyn KnownObjects<K>>,
-        transform: Option<TransformFunc<K>>,
-    ) -> Self {
+    /// A queue of `mode` whose known objects are `known` (the indexer). Objects are queued as
+    /// the lister-watcher made them (transformed there).
+    pub fn new(mode: QueueMode, known: Arc<dyn KnownObjects<K>>) -> Self {
         match mode {
-            QueueMode::RealFifo | QueueMode::AtomicRealFifo => {
-                let mut options = RealFifoOptions::default()
+            QueueMode::RealFifo | QueueMode::AtomicRealFifo => Self::Real(Arc::new(RealFifo::new(
+                RealFifoOptions::default()
                     .known_objects(known)
-                    .atomic_events(mode == QueueMode::AtomicRealFifo);
-                if let Some(transform) = transform {
-                    options = options.transformer(transform);
-                }
-                Self::Real(Arc::new(RealFifo::new(options)))
-            }
-            QueueMode::DeltaFifo => {
-                let mut options = DeltaFifoOptions::default()
+                    .atomic_events(mode == QueueMode::AtomicRealFifo),
+            ))),
+            QueueMode::DeltaFifo => Self::Delta(Arc::new(DeltaFifo::new(
+                DeltaFifoOptions::default()
                     .known_objects(known)
-                    .emit_delta_type_replaced(true);
-                if let Some(transform) = transform {
-                    options = options.transformer(transform);
-                }
-                Self::Delta(Arc::new(DeltaFifo::new(options)))
-            }
+                    .emit_delta_type_replaced(true),
+            ))),
         }
     }
 }
 
 impl<K: Send + Sync + 'static> InformerQueue<K> {
-    /// Waits for deltas and runs `process(deltas, is_in_initial_list)` under the queue's lock:
-    /// a batch of deltas of distinct keys from a [`RealFifo`], all the deltas of one key from a
-    /// [`DeltaFifo`].
+    /// Waits for deltas and runs `process(batch, is_in_initial_list)`: a batch of deltas of
+    /// distinct keys from a [`RealFifo`] (with the queue unlocked), all the deltas of one key
+    /// from a [`DeltaFifo`] (under its lock); each delta comes with the key the queue computed
+    /// when it was queued.
     pub async fn pop<E: Send>(
         &self,
-        process: impl FnOnce(&[Delta<K>], bool) -> Result<(), ProcessError<E>> + Send,
+        process: impl FnOnce(&Batch<'_, K>, bool) -> Result<(), ProcessError<E>> + Send,
     ) -> Result<(), PopError<E>> {
         match self {
-            Self::Real(q) => q.pop_batch(process).await,
-            Self::Delta(q) => {
-                q.pop(|deltas: &Deltas<K>, initial| process(deltas, initial))
-                    .await
-            }
+            Self::Real(q) => q.pop_keyed_batch(process).await,
+            Self::Delta(q) => q.pop_keyed(process).await,
         }
     }
 

@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use kcache_reflector::{ListerWatcher, ObjectMaking};
 use kcache_store::KnownObjects;
 use kube_core::Resource;
 use tokio_util::sync::CancellationToken;
@@ -65,13 +66,21 @@ fn start<K: Resource + Send + Sync + 'static>(
     if lifecycle.started {
         return Err(InformerError::AlreadyRun(inner.name.to_string()));
     }
+    let Some(lister_watcher) = lifecycle.lister_watcher.take() else {
+        return Err(InformerError::AlreadyRun(inner.name.to_string()));
+    };
     lifecycle.started = true;
     let known: Arc<dyn KnownObjects<K>> = inner.indexer.clone();
-    let queue = InformerQueue::new(
-        inner.queue_mode,
-        Arc::clone(&known),
-        lifecycle.transform.clone(),
-    );
+    // The transform and the indexer are given to the lister-watcher as it is built for this run:
+    // objects are transformed where they are made, and a relist may reuse cached objects (a
+    // transform is idempotent, so reused Arcs may pass through it again).
+    let mut making = ObjectMaking::default().known_objects(Arc::clone(&known));
+    if let Some(transform) = lifecycle.transform.clone() {
+        making = making.transform(transform);
+    }
+    let lister_watcher: Arc<dyn ListerWatcher<K>> =
+        Arc::from(lister_watcher.making_objects(making));
+    let queue = InformerQueue::new(inner.queue_mode, known);
     let weak = Arc::downgrade(inner);
     // client-go's `HandleDeltas`: the popped deltas are applied to the indexer and each change
     // goes to the processor as the notification it is, in one step. `block_deltas` keeps a
@@ -86,12 +95,8 @@ fn start<K: Resource + Send + Sync + 'static>(
         })
         .map_err(Into::into)
     });
-    // A transformer is idempotent and may see cached objects again, so reused Arcs pass through
-    // it: one that has nothing left to change (drop_managed_fields) returns them as they are.
-    inner.lister_watcher.reuse_known_objects(known);
     let weak = Arc::downgrade(inner);
-    let mut config = ControllerConfig::new(queue, Arc::clone(&inner.lister_watcher), process);
-    config.reflector = lifecycle
+    let reflector = lifecycle
         .reflector
         .clone()
         .name(inner.name.to_string())
@@ -100,6 +105,7 @@ fn start<K: Resource + Send + Sync + 'static>(
             weak.upgrade()
                 .is_some_and(|inner| inner.processor.should_resync())
         });
+    let config = ControllerConfig::new(queue, lister_watcher, process).reflector(reflector);
     let controller = Arc::new(Controller::new(config));
     let _ = inner.controller.set(Arc::clone(&controller));
     Ok(controller)

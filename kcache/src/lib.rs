@@ -81,11 +81,11 @@ pub mod prelude {
     #[cfg(feature = "events")]
     pub use kcache_events::{EventBroadcaster, EventType, Recorder};
     #[cfg(feature = "factory")]
-    pub use kcache_factory::SharedInformerFactory;
+    pub use kcache_factory::{SharedInformerFactory, drop_managed_fields};
     #[cfg(feature = "informer")]
     pub use kcache_informer::{
-        EnqueueHandler, HasSynced, InformerEvent, ResourceEventHandler, ResourceEventHandlerFuncs,
-        SharedIndexInformer,
+        EnqueueHandler, HasSynced, InformerEvent, QueueMode, ResourceEventHandler,
+        ResourceEventHandlerFuncs, SharedIndexInformer,
     };
     #[cfg(feature = "leaderelection")]
     pub use kcache_leaderelection::{LeaderElectionConfig, LeaderElector, LeaderEvent};

@@ -8,18 +8,61 @@ use tokio::time::Instant;
 /// 30s, 2m, 2.0, 1.0)`): each delay is the current base `d` jittered into `[d, d·(1+jitter))`;
 /// the base starts at `initial`, is multiplied by `factor` after each delay and stops growing at
 /// `cap`; it returns to `initial` when no delay was asked for during `reset_after`.
+///
+/// Start from [`BackoffConfig::default`] and chain the setters:
+///
+/// ```
+/// use std::time::Duration;
+/// use kcache_reflector::{BackoffConfig, ReflectorConfig};
+///
+/// let backoff = BackoffConfig::default().initial(Duration::from_millis(100)).cap(Duration::from_secs(5));
+/// let config = ReflectorConfig::default().backoff(backoff);
+/// # let _ = config;
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BackoffConfig {
-    /// The first base delay (800 ms).
-    pub initial: Duration,
-    /// The largest base delay (30 s).
-    pub cap: Duration,
-    /// The growth factor of the base delay (2.0).
-    pub factor: f64,
-    /// The jitter: a delay is `d + rand[0, 1) · jitter · d` (1.0).
-    pub jitter: f64,
-    /// Back to `initial` after this long without a delay (2 min).
-    pub reset_after: Duration,
+    initial: Duration,
+    cap: Duration,
+    factor: f64,
+    jitter: f64,
+    reset_after: Duration,
+}
+
+impl BackoffConfig {
+    /// The first base delay (default 800 ms).
+    #[must_use]
+    pub fn initial(mut self, initial: Duration) -> Self {
+        self.initial = initial;
+        self
+    }
+
+    /// The largest base delay (default 30 s).
+    #[must_use]
+    pub fn cap(mut self, cap: Duration) -> Self {
+        self.cap = cap;
+        self
+    }
+
+    /// The growth factor of the base delay (default 2.0).
+    #[must_use]
+    pub fn factor(mut self, factor: f64) -> Self {
+        self.factor = factor;
+        self
+    }
+
+    /// The jitter: a delay is `d + rand[0, 1) · jitter · d` (default 1.0).
+    #[must_use]
+    pub fn jitter(mut self, jitter: f64) -> Self {
+        self.jitter = jitter;
+        self
+    }
+
+    /// Back to `initial` after this long without a delay (default 2 min).
+    #[must_use]
+    pub fn reset_after(mut self, reset_after: Duration) -> Self {
+        self.reset_after = reset_after;
+        self
+    }
 }
 
 impl Default for BackoffConfig {

@@ -7,13 +7,13 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use kcache_store::{BoxError, TransformFunc, namespace_key};
+use kcache_store::{TransformFunc, namespace_key};
 use kube_core::Status;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
-use crate::lister_watcher::{Bookmark, ListWatchError, WatchEvent};
+use crate::lister_watcher::{Bookmark, ListWatchError, WatchEvent, transformed};
 
 /// The metadata of a list: its resource version, continue token and remaining item count.
 #[derive(Debug, Deserialize, Default)]
@@ -162,34 +162,6 @@ pub(crate) fn decode_items<K: DeserializeOwned>(
                 transformed(obj, transform).map_err(ListWatchError::Transform)
             })
             .collect()
-    })
-}
-
-/// `obj` as `transform` makes it (unchanged without one). Freshly decoded objects are
-/// unshared, so a transform that edits them in place copies nothing.
-pub(crate) fn transformed<K>(
-    obj: Arc<K>,
-    transform: Option<&TransformFunc<K>>,
-) -> Result<Arc<K>, BoxError> {
-    match transform {
-        Some(transform) => transform(obj),
-        None => Ok(obj),
-    }
-}
-
-/// The event with its object transformed (bookmarks and errors unchanged).
-pub(crate) fn transform_event<K>(
-    event: WatchEvent<K>,
-    transform: Option<&TransformFunc<K>>,
-) -> Result<WatchEvent<K>, BoxError> {
-    if transform.is_none() {
-        return Ok(event);
-    }
-    Ok(match event {
-        WatchEvent::Added(obj) => WatchEvent::Added(transformed(obj, transform)?),
-        WatchEvent::Modified(obj) => WatchEvent::Modified(transformed(obj, transform)?),
-        WatchEvent::Deleted(obj) => WatchEvent::Deleted(transformed(obj, transform)?),
-        other => other,
     })
 }
 

@@ -9,6 +9,9 @@
 //! - [`KubeListerWatcher`] lists and watches over kube-client (typed objects, `DynamicObject`,
 //!   metadata only), decoding off the task that reads the socket.
 //! - [`ListWatch`] builds a lister-watcher from two closures.
+//! - [`ObjectMaking`]: the transform every object passes and the objects already held, given
+//!   to a lister-watcher by [`ListerWatcher::making_objects`] when it is built: the one home of a
+//!   transform.
 //! - Feature `testing`: `testing::FakeControllerSource`, an in-memory lister-watcher with
 //!   pagination, a bounded history and fault injection.
 //!
@@ -90,7 +93,7 @@ pub use kube::{DEFAULT_MAX_WATCH_LINE_BYTES, KubeListerWatcher, TweakListOptions
 pub use list_watch::ListWatch;
 pub use lister_watcher::{
     Bookmark, INITIAL_EVENTS_END_ANNOTATION, ListFuture, ListOptions, ListPage, ListWatchError,
-    ListerWatcher, ResourceVersionMatch, WatchEvent, WatchFuture, WatchStream,
+    ListerWatcher, ObjectMaking, ResourceVersionMatch, WatchEvent, WatchFuture, WatchStream,
 };
 pub use metrics::{NoopMetrics, ReflectorMetrics};
 #[cfg(feature = "prometheus")]

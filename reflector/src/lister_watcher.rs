@@ -1,4 +1,7 @@
-//! The [`ListerWatcher`] contract: one list page, or one watch stream, of a resource.
+//! The [`ListerWatcher`] contract: one list page, or one watch stream, of a resource; and
+//! [`ObjectMaking`], how a lister-watcher makes its objects (the transform every object passes,
+//! the objects already held that a relist may reuse), given when the lister-watcher is built,
+//! with the transforming wrapper any source gets by default.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -7,7 +10,8 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
-use kcache_store::{BoxError, KnownObjects};
+use futures::{FutureExt, StreamExt};
+use kcache_store::{BoxError, KnownObjects, TransformFunc};
 use kube_core::Status;
 
 /// `resourceVersionMatch` of a list or watch-list request.
@@ -185,12 +189,23 @@ pub trait ListerWatcher<K>: Send + Sync + 'static {
     fn list(&self, options: &ListOptions) -> ListFuture<'_, K>;
     /// Opens a watch stream.
     fn watch(&self, options: &ListOptions) -> WatchFuture<'_, K>;
-    /// Offers the objects already held for this resource (a shared informer offers its
-    /// indexer). A lister-watcher may then return the known `Arc` for a listed
-    /// object whose key and resource version match, without decoding it again, so that a relist
-    /// never holds two copies of the unchanged objects. The default ignores them.
-    fn reuse_known_objects(&self, known: Arc<dyn KnownObjects<K>>) {
-        let _ = known;
+    /// This lister-watcher, built to make its objects as `making` says: every listed and
+    /// watched object passes the transform, and objects already held may be reused. It is how
+    /// an informer gives its transform and its indexer to the lister-watcher it runs, once,
+    /// before the first list.
+    ///
+    /// The default wraps this lister-watcher: the transform runs on each list page's items and
+    /// each watch event as they come out, and known objects are not reused. A lister-watcher that
+    /// decodes objects itself does better: [`KubeListerWatcher`](crate::KubeListerWatcher)
+    /// transforms on its decoding threads and does not decode a listed object it already holds.
+    fn making_objects(self: Box<Self>, making: ObjectMaking<K>) -> Box<dyn ListerWatcher<K>>
+    where
+        K: Send + Sync + 'static,
+    {
+        Box::new(Transforming {
+            inner: self,
+            transform: making.transform_func().cloned(),
+        })
     }
 }
 
@@ -201,13 +216,191 @@ impl<K, L: ListerWatcher<K> + ?Sized> ListerWatcher<K> for Arc<L> {
     fn watch(&self, options: &ListOptions) -> WatchFuture<'_, K> {
         (**self).watch(options)
     }
-    fn reuse_known_objects(&self, known: Arc<dyn KnownObjects<K>>) {
-        (**self).reuse_known_objects(known);
-    }
 }
 
 impl fmt::Display for ResourceVersionMatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+/// How a lister-watcher makes its objects, handed to
+/// [`ListerWatcher::making_objects`] when the lister-watcher is built: the one place a
+/// transform lives, and the view of the objects already held.
+///
+/// The informer builder, `SharedIndexInformer::set_transform`, the `new_transforming_*`
+/// functions and the informer factory all set the transform here.
+///
+/// ```
+/// use std::sync::Arc;
+/// use k8s_openapi::api::core::v1::Pod;
+/// use kcache_reflector::ObjectMaking;
+///
+/// let making = ObjectMaking::<Pod>::default().transform(Arc::new(|mut pod: Arc<Pod>| {
+///     Arc::make_mut(&mut pod).metadata.managed_fields = None;
+///     Ok(pod)
+/// }));
+/// assert!(making.transform_func().is_some());
+/// ```
+pub struct ObjectMaking<K> {
+    transform: Option<TransformFunc<K>>,
+    known_objects: Option<Arc<dyn KnownObjects<K>>>,
+}
+
+impl<K> Default for ObjectMaking<K> {
+    fn default() -> Self {
+        Self {
+            transform: None,
+            known_objects: None,
+        }
+    }
+}
+
+impl<K> Clone for ObjectMaking<K> {
+    fn clone(&self) -> Self {
+        Self {
+            transform: self.transform.clone(),
+            known_objects: self.known_objects.clone(),
+        }
+    }
+}
+
+impl<K> fmt::Debug for ObjectMaking<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ObjectMaking")
+            .field("transform", &self.transform.is_some())
+            .field("known_objects", &self.known_objects.is_some())
+            .finish()
+    }
+}
+
+impl<K> ObjectMaking<K> {
+    /// A transform run on every listed and watched object as soon as it is made (for example to
+    /// drop `managedFields`). It must be idempotent: a relist may reuse objects that already went
+    /// through it. A list item it rejects fails the list
+    /// ([`ListWatchError::Transform`]); a watch event it rejects is logged and skipped.
+    #[must_use]
+    pub fn transform(mut self, transform: TransformFunc<K>) -> Self {
+        self.transform = Some(transform);
+        self
+    }
+
+    /// The objects already held for this resource (a shared informer gives its indexer). A
+    /// lister-watcher may return the known `Arc` for a listed object whose key and resource
+    /// version match, without making it again, so that a relist never holds two copies of the
+    /// unchanged objects.
+    #[must_use]
+    pub fn known_objects(mut self, known: Arc<dyn KnownObjects<K>>) -> Self {
+        self.known_objects = Some(known);
+        self
+    }
+
+    /// The transform, if one is set.
+    pub fn transform_func(&self) -> Option<&TransformFunc<K>> {
+        self.transform.as_ref()
+    }
+
+    /// The objects already held, if given.
+    pub fn known(&self) -> Option<&Arc<dyn KnownObjects<K>>> {
+        self.known_objects.as_ref()
+    }
+}
+
+/// `obj` as `transform` makes it (unchanged without one).
+pub(crate) fn transformed<K>(
+    obj: Arc<K>,
+    transform: Option<&TransformFunc<K>>,
+) -> Result<Arc<K>, kcache_store::BoxError> {
+    match transform {
+        Some(transform) => transform(obj),
+        None => Ok(obj),
+    }
+}
+
+/// The event with its object transformed (bookmarks and errors unchanged); `None`, after an
+/// error log, when the transform rejects the object.
+pub(crate) fn transform_event<K>(
+    event: WatchEvent<K>,
+    transform: Option<&TransformFunc<K>>,
+) -> Option<WatchEvent<K>> {
+    let Some(transform) = transform else {
+        return Some(event);
+    };
+    let made = match event {
+        WatchEvent::Added(obj) => transform(obj).map(WatchEvent::Added),
+        WatchEvent::Modified(obj) => transform(obj).map(WatchEvent::Modified),
+        WatchEvent::Deleted(obj) => transform(obj).map(WatchEvent::Deleted),
+        other => Ok(other),
+    };
+    match made {
+        Ok(event) => Some(event),
+        Err(err) => {
+            tracing::error!(
+                error = &*err as &dyn std::error::Error,
+                "transform failed, watch event skipped"
+            );
+            None
+        }
+    }
+}
+
+/// Any lister-watcher with a transform run on each listed item and watched object as it comes
+/// out (the default of [`ListerWatcher::making_objects`]).
+pub(crate) struct Transforming<K, L: ?Sized> {
+    pub(crate) inner: Box<L>,
+    pub(crate) transform: Option<TransformFunc<K>>,
+}
+
+impl<K, L> ListerWatcher<K> for Transforming<K, L>
+where
+    K: Send + Sync + 'static,
+    L: ListerWatcher<K> + ?Sized,
+{
+    fn list(&self, options: &ListOptions) -> ListFuture<'_, K> {
+        let transform = self.transform.clone();
+        self.inner
+            .list(options)
+            .map(move |page| {
+                let mut page = page?;
+                if let Some(transform) = &transform {
+                    page.items = std::mem::take(&mut page.items)
+                        .into_iter()
+                        .map(|obj| transform(obj).map_err(ListWatchError::Transform))
+                        .collect::<Result<_, _>>()?;
+                }
+                Ok(page)
+            })
+            .boxed()
+    }
+
+    fn watch(&self, options: &ListOptions) -> WatchFuture<'_, K> {
+        let transform = self.transform.clone();
+        self.inner
+            .watch(options)
+            .map(move |opened| {
+                let stream = opened?;
+                let Some(transform) = transform else {
+                    return Ok(stream);
+                };
+                Ok(stream
+                    .filter_map(move |event| {
+                        let event = match event {
+                            Ok(e) => transform_event(e, Some(&transform)).map(Ok),
+                            Err(e) => Some(Err(e)),
+                        };
+                        futures::future::ready(event)
+                    })
+                    .boxed())
+            })
+            .boxed()
+    }
+
+    /// The same source with the new transform (known objects are not reused).
+    fn making_objects(self: Box<Self>, making: ObjectMaking<K>) -> Box<dyn ListerWatcher<K>> {
+        let mut this = *self;
+        if let Some(transform) = making.transform {
+            this.transform = Some(transform);
+        }
+        Box::new(this)
     }
 }

@@ -62,9 +62,6 @@ pub enum StoreError {
     /// `add_indexers` was given an index name that already exists.
     #[error("indexer conflict: {0:?}")]
     IndexerConflict(Vec<String>),
-    /// A transformer rejected an object; nothing was stored.
-    #[error("transformer failed")]
-    Transform(#[source] BoxError),
     /// Some operations of a [`transaction`](crate::Store::transaction) failed.
     #[error(transparent)]
     Transaction(#[from] TransactionError),

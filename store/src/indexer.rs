@@ -1,4 +1,4 @@
-//! [`Indexer`]: a [`Store`] with a key function, indexes and an optional transformer.
+//! [`Indexer`]: a [`Store`] with a key function and indexes.
 
 use std::fmt;
 use std::sync::Arc;
@@ -6,19 +6,15 @@ use std::sync::Arc;
 use kube_core::Resource;
 use parking_lot::Mutex;
 
-use crate::error::{BoxError, StoreError, TransactionError};
+use crate::error::{StoreError, TransactionError};
 use crate::index::{IndexFunc, Indexers, NAMESPACE_INDEX, namespace_index_func};
 use crate::key::{KeyFunc, ObjectKey, meta_namespace_key_func};
 use crate::store::{KnownObjects, Store, Transaction, TransactionType};
 use crate::thread_safe_store::ThreadSafeStore;
 
-/// A function applied to every object before it is stored (for example to drop `managedFields`).
-/// Take ownership with [`Arc::unwrap_or_clone`] to change it without a copy when it is not shared.
-pub type TransformFunc<K> = Arc<dyn Fn(Arc<K>) -> Result<Arc<K>, BoxError> + Send + Sync>;
-
 /// The indexed object store (client-go's `cache.NewIndexer`): a [`ThreadSafeStore`] keyed by a
-/// [`KeyFunc`], with an optional [`TransformFunc`] run on add, update and replace (not delete),
-/// and resource-version tracking.
+/// [`KeyFunc`], with resource-version tracking. Objects are stored as they are given: a transform
+/// runs where objects are made (kcache-reflector's `ObjectMaking`), never here.
 ///
 /// ```
 /// # use std::sync::Arc;
@@ -35,7 +31,6 @@ pub type TransformFunc<K> = Arc<dyn Fn(Arc<K>) -> Result<Arc<K>, BoxError> + Sen
 pub struct Indexer<K> {
     store: ThreadSafeStore<K>,
     key_func: KeyFunc<K>,
-    transform: Option<TransformFunc<K>>,
     resource_version: Mutex<String>,
 }
 
@@ -43,7 +38,6 @@ impl<K> fmt::Debug for Indexer<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Indexer")
             .field("store", &self.store)
-            .field("transform", &self.transform.is_some())
             .field("resource_version", &*self.resource_version.lock())
             .finish()
     }
@@ -76,28 +70,13 @@ impl<K> Indexer<K> {
         Self {
             store: ThreadSafeStore::new(indexers),
             key_func,
-            transform: None,
             resource_version: Mutex::new(String::new()),
         }
-    }
-
-    /// Sets the transformer run on every added, updated or replaced object.
-    #[must_use]
-    pub fn with_transform(mut self, transform: TransformFunc<K>) -> Self {
-        self.transform = Some(transform);
-        self
     }
 
     /// The key `obj` is stored under.
     pub fn key_of(&self, obj: &K) -> Result<String, StoreError> {
         Ok((self.key_func)(obj)?)
-    }
-
-    fn transformed(&self, obj: Arc<K>) -> Result<Arc<K>, StoreError> {
-        match &self.transform {
-            Some(t) => t(obj).map_err(StoreError::Transform),
-            None => Ok(obj),
-        }
     }
 
     /// Removes the object under `key` (for example a tombstone's key) and returns it. Does not
@@ -183,23 +162,32 @@ impl<K: Resource + Send + Sync + 'static> Indexer<K> {
         items: Vec<(String, Arc<K>)>,
         resource_version: &str,
     ) -> Result<(), StoreError> {
-        let items = items
-            .into_iter()
-            .map(|(key, obj)| Ok((key, self.transformed(obj)?)))
-            .collect::<Result<Vec<_>, StoreError>>()?;
         self.store.replace(items)?;
         self.record(resource_version);
         Ok(())
     }
 
-    /// Stores `obj` (transformed) and returns the object it replaced: an add or an update, with
-    /// the key computed once.
+    /// Stores `obj` and returns the object it replaced: an add or an update, with the key
+    /// computed once.
     pub fn upsert(&self, obj: Arc<K>) -> Result<Option<Arc<K>>, StoreError> {
         let key = self.key_of(&obj)?;
-        let obj = self.transformed(obj)?;
         let old = self.store.upsert(&key, Arc::clone(&obj))?;
         self.record_resource_version(&obj);
         Ok(old)
+    }
+
+    /// [`upsert`](Self::upsert) under the key `obj` was queued with (a queue computed it): the
+    /// key is not computed again, and a new one is stored as that shared `Arc`.
+    pub fn upsert_keyed(&self, key: &ObjectKey, obj: Arc<K>) -> Result<Option<Arc<K>>, StoreError> {
+        let old = self.store.upsert_key(key, Arc::clone(&obj))?;
+        self.record_resource_version(&obj);
+        Ok(old)
+    }
+
+    /// [`Store::delete`] of `obj` under the key it was queued with (a queue computed it).
+    pub fn delete_keyed(&self, key: &str, obj: &K) {
+        self.store.delete(key);
+        self.record_resource_version(obj);
     }
 }
 
@@ -216,8 +204,7 @@ impl<K: Resource + Send + Sync + 'static> Store<K> for Indexer<K> {
 
     fn delete(&self, obj: Arc<K>) -> Result<(), StoreError> {
         let key = self.key_of(&obj)?;
-        self.store.delete(&key);
-        self.record_resource_version(&obj);
+        self.delete_keyed(&key, &obj);
         Ok(())
     }
 
@@ -263,17 +250,17 @@ impl<K: Resource + Send + Sync + 'static> Store<K> for Indexer<K> {
 
     fn transaction(&self, ops: Vec<Transaction<K>>) -> Result<(), StoreError> {
         let mut errors = Vec::new();
-        // Keys and transforms are computed outside the lock; failures are recorded by position.
+        // Keys are computed outside the lock; failures are recorded by position.
         let mut prepared = Vec::with_capacity(ops.len());
         for (i, op) in ops.into_iter().enumerate() {
-            let ready = self.key_of(&op.object).and_then(|key| {
+            let ready = self.key_of(&op.object).map(|key| {
                 let obj = match op.kind {
                     TransactionType::Deleted => None,
                     TransactionType::Added | TransactionType::Updated => {
-                        Some(self.transformed(Arc::clone(&op.object))?)
+                        Some(Arc::clone(&op.object))
                     }
                 };
-                Ok((key, obj))
+                (key, obj)
             });
             match ready {
                 Ok((key, obj)) => prepared.push((i, key, obj, op.object)),

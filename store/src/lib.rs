@@ -4,8 +4,8 @@
 //! - [`Store`] is what a reflector writes into (add, update, delete, replace, bookmark,
 //!   transaction) and what queues implement to receive the same calls.
 //! - [`Indexer`] is the store an informer keeps: objects by `namespace/name` as [`Arc`](std::sync::Arc)s, with
-//!   indexes ([`IndexFunc`]) maintained incrementally under one read-write lock, an optional
-//!   transformer and resource-version tracking. [`ThreadSafeStore`] is its keyed core.
+//!   indexes ([`IndexFunc`]) maintained incrementally under one read-write lock, and
+//!   resource-version tracking. [`ThreadSafeStore`] is its keyed core.
 //! - Key functions ([`meta_namespace_key`], [`namespace_key`], [`split_meta_namespace_key`],
 //!   [`deletion_handling_meta_namespace_key`]) and the [`DeletedFinalStateUnknown`] tombstone.
 //! - [`Lister`] and [`NamespaceLister`] read an indexer with label selectors
@@ -60,7 +60,7 @@ pub use index::{
     index_func_to_key_func, label_index_func, namespace_index_func, node_name_index_func,
     owner_index_func, owner_index_value, owner_kind_name_index_func, owner_uid_index_func,
 };
-pub use indexer::{Indexer, TransformFunc};
+pub use indexer::Indexer;
 pub use key::{
     DeletedFinalStateUnknown, ExplicitKey, KeyFunc, MaybeTombstone, ObjectKey,
     deletion_handling_meta_namespace_key, meta_namespace_key, meta_namespace_key_func,
@@ -68,5 +68,5 @@ pub use key::{
 };
 pub use lister::{Lister, NamespaceLister};
 pub use selector::{SelectorError, parse_label_selector};
-pub use store::{KnownObjects, Store, Transaction, TransactionType};
+pub use store::{KnownObjects, Store, Transaction, TransactionType, TransformFunc};
 pub use thread_safe_store::ThreadSafeStore;

@@ -2,8 +2,14 @@
 
 use std::sync::Arc;
 
-use crate::error::StoreError;
+use crate::error::{BoxError, StoreError};
 use crate::key::ObjectKey;
+
+/// A function run on every object as it is made, before anything holds it (for example to drop
+/// `managedFields`): kcache-reflector's `ObjectMaking` gives it to the lister-watcher, the one
+/// place it runs. Take ownership with [`Arc::unwrap_or_clone`] (or [`Arc::make_mut`]) to change
+/// the object without a copy when it is not shared.
+pub type TransformFunc<K> = Arc<dyn Fn(Arc<K>) -> Result<Arc<K>, BoxError> + Send + Sync>;
 
 /// The kind of one operation in a [`Store::transaction`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -92,10 +92,20 @@ impl<K> Inner<K> {
     /// Stores `obj` under `key` and updates every index; nothing changes on error. Returns the
     /// object it replaced.
     fn put(&mut self, key: &str, obj: Arc<K>) -> Result<Option<Arc<K>>, StoreError> {
+        self.put_with(key, || ObjectKey::from(key), obj)
+    }
+
+    /// [`put`](Self::put) where a new key is stored as `new_key` makes it.
+    fn put_with(
+        &mut self,
+        key: &str,
+        new_key: impl FnOnce() -> ObjectKey,
+        obj: Arc<K>,
+    ) -> Result<Option<Arc<K>>, StoreError> {
         let new_values = self.values_of(key, &obj)?;
         let (key, old) = match self.items.get_key_value(key) {
             Some((k, old)) => (Arc::clone(k), Some(Arc::clone(old))),
-            None => (ObjectKey::from(key), None),
+            None => (new_key(), None),
         };
         // An old object whose index function now fails is removed from its index by a scan.
         let old_values = old.as_ref().map(|o| self.values_of(&key, o));
@@ -200,6 +210,12 @@ impl<K> ThreadSafeStore<K> {
     /// Stores `obj` under `key` and returns the object it replaced, if any.
     pub fn upsert(&self, key: &str, obj: Arc<K>) -> Result<Option<Arc<K>>, StoreError> {
         self.inner.write().put(key, obj)
+    }
+
+    /// [`upsert`](Self::upsert) under a key already shared as an [`ObjectKey`] (computed by a
+    /// queue): a new key is stored as that `Arc`, without a copy.
+    pub fn upsert_key(&self, key: &ObjectKey, obj: Arc<K>) -> Result<Option<Arc<K>>, StoreError> {
+        self.inner.write().put_with(key, || Arc::clone(key), obj)
     }
 
     /// Stores `obj` under `key`, replacing what was there.

@@ -61,6 +61,14 @@ where
         .await
 }
 
+/// The key the queue handed out with each delta of a batch.
+pub(crate) fn batch_keys(batch: &kcache_deltafifo::Batch<'_, Pod>) -> Vec<Option<String>> {
+    batch
+        .iter()
+        .map(|(key, _)| key.map(|k| k.to_string()))
+        .collect()
+}
+
 /// A shared indexer and its known-objects view.
 pub(crate) fn known() -> (Arc<Indexer<Pod>>, Arc<dyn KnownObjects<Pod>>) {
     let indexer = Arc::new(Indexer::<Pod>::default());

@@ -2,16 +2,13 @@
 
 use std::convert::Infallible;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use k8s_openapi::api::core::v1::Pod;
 use kcache_deltafifo::DeltaType::{Added, Deleted, Replaced, Sync, Updated};
 use kcache_deltafifo::{Delta, DeltaFifo, DeltaFifoOptions, Deltas, PopError, ProcessError, Queue};
-use kcache_store::{
-    DeletedFinalStateUnknown, MaybeTombstone, Store, Transaction, TransactionType, TransformFunc,
-};
+use kcache_store::{DeletedFinalStateUnknown, MaybeTombstone, Store, Transaction, TransactionType};
 
-use crate::common::{fill, key, known, pod, pop_summary, rv};
+use crate::common::{batch_keys, fill, key, known, pod, pop_summary, rv};
 
 fn plain() -> DeltaFifo<Pod> {
     DeltaFifo::new(DeltaFifoOptions::default())
@@ -155,46 +152,6 @@ async fn emit_replaced_option() {
         pop_summary(&replaced).await.unwrap().0,
         [(Replaced, false, 1)]
     );
-}
-
-fn counting_transformer(count: Arc<AtomicUsize>) -> TransformFunc<Pod> {
-    Arc::new(move |p: Arc<Pod>| {
-        count.fetch_add(1, Ordering::SeqCst);
-        let mut p = Arc::unwrap_or_clone(p);
-        p.metadata.managed_fields = None;
-        Ok(Arc::new(p))
-    })
-}
-
-#[tokio::test]
-async fn transformer_once_per_object_never_on_tombstones() {
-    let count = Arc::new(AtomicUsize::new(0));
-    let (indexer, known) = known();
-    fill(&indexer, [pod(5, 1)]);
-    let q = DeltaFifo::new(
-        DeltaFifoOptions::default()
-            .known_objects(known)
-            .transformer(counting_transformer(count.clone())),
-    );
-    q.add(pod(1, 1)).unwrap();
-    q.update(pod(1, 2)).unwrap();
-    assert_eq!(count.load(Ordering::SeqCst), 2);
-    // Replace transforms its items (even though they are emitted as Sync), not the tombstones
-    // it makes for key 1 (queued) and key 5 (known).
-    q.replace(vec![pod(2, 1), pod(3, 1)], "3").unwrap();
-    assert_eq!(count.load(Ordering::SeqCst), 4);
-    // Resync takes known objects as they are.
-    q.resync().unwrap();
-    assert_eq!(count.load(Ordering::SeqCst), 4);
-    let transformed = q
-        .pop(|d, _| {
-            Ok::<_, ProcessError<Infallible>>(
-                d.newest_object().unwrap().metadata.managed_fields.is_none(),
-            )
-        })
-        .await
-        .unwrap();
-    assert!(transformed);
 }
 
 #[tokio::test]
@@ -507,4 +464,16 @@ fn a_store_write_kind_becomes_the_delta_type_it_queues() {
         DeltaType::from(TransactionType::Deleted),
         DeltaType::Deleted
     );
+}
+
+#[tokio::test]
+async fn pop_keyed_hands_out_the_key_of_the_deltas() {
+    let q = plain();
+    q.add(pod(1, 1)).unwrap();
+    q.update(pod(1, 2)).unwrap();
+    let keys = q
+        .pop_keyed(|batch, _| Ok::<_, ProcessError<Infallible>>(batch_keys(batch)))
+        .await
+        .unwrap();
+    assert_eq!(keys, [Some(key(1)), Some(key(1))]);
 }

@@ -10,7 +10,7 @@ use kcache_deltafifo::{
 };
 use kcache_store::Store;
 
-use crate::common::{Summary, fill, key, known, pod, pop_summary, rv};
+use crate::common::{Summary, batch_keys, fill, key, known, pod, pop_summary, rv};
 
 fn plain() -> RealFifo<Pod> {
     RealFifo::new(RealFifoOptions::default())
@@ -271,31 +271,26 @@ async fn requeue_is_skipped_when_a_newer_delta_took_the_key() {
 }
 
 #[tokio::test]
-async fn transformer_runs_on_events_and_replaced_items_but_not_tombstones_or_resync() {
-    let count = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let counter = count.clone();
-    let transformer: kcache_store::TransformFunc<Pod> = Arc::new(move |p| {
-        counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        Ok(p)
-    });
-    let (indexer, known) = known();
-    fill(&indexer, [pod(5, 1)]);
-    let q = RealFifo::new(
-        RealFifoOptions::default()
-            .known_objects(known)
-            .transformer(transformer),
-    );
+async fn pop_keyed_batch_hands_out_each_delta_with_the_key_computed_when_it_was_queued() {
+    let q = atomic();
     q.add(pod(1, 1)).unwrap();
-    q.delete(pod(1, 2)).unwrap();
-    q.replace(vec![pod(2, 3)], "3").unwrap();
+    q.delete(pod(2, 1)).unwrap();
+    let keys = q
+        .pop_keyed_batch(|batch, _| {
+            Ok::<_, ProcessError<Infallible>>((batch_keys(batch), batch.len()))
+        })
+        .await
+        .unwrap();
+    assert_eq!(keys, (vec![Some(key(1)), Some(key(2))], 2));
+    // An atomic delta has no key of its own.
     q.resync().unwrap();
-    // add, delete, one replaced item; no tombstone for key 5, no resync.
-    assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 3);
-    let atomic = RealFifo::new(
-        RealFifoOptions::default()
-            .atomic_events(true)
-            .transformer(Arc::new(Ok)),
-    );
-    atomic.replace(vec![pod(1, 1), pod(2, 1)], "1").unwrap();
-    assert_eq!(atomic.len(), 1);
+    let keys = q
+        .pop_keyed_batch(|batch, _| {
+            Ok::<_, ProcessError<Infallible>>(
+                batch.iter().map(|(k, _)| k.is_some()).collect::<Vec<_>>(),
+            )
+        })
+        .await
+        .unwrap();
+    assert_eq!(keys, [false]);
 }

@@ -464,6 +464,9 @@ async fn factory_passes_reflector_metrics_and_the_watch_error_handler_through() 
     let factory = SharedInformerFactory::builder(client)
         .reflector(
             kcache_factory::ReflectorConfig::default()
+                .backoff(
+                    kcache_factory::BackoffConfig::default().initial(Duration::from_millis(100)),
+                )
                 .page_size(2)
                 .metrics(pages.clone())
                 .watch_error_handler(move |e| {

@@ -182,7 +182,7 @@ async fn retry_on_error_requeues_failed_deltas() {
     let source = source_with(1);
     let indexer = Arc::new(Indexer::<Pod>::default());
     let known: Arc<dyn KnownObjects<Pod>> = indexer.clone();
-    let queue = InformerQueue::new(QueueMode::DeltaFifo, known, None);
+    let queue = InformerQueue::new(QueueMode::DeltaFifo, known);
     let attempts = Arc::new(AtomicUsize::new(0));
     let process: ProcessFunc<Pod> = Arc::new({
         let (attempts, indexer) = (Arc::clone(&attempts), Arc::clone(&indexer));
@@ -199,8 +199,8 @@ async fn retry_on_error_requeues_failed_deltas() {
             Ok(())
         }
     });
-    let mut config = ControllerConfig::new(queue, Arc::new(Arc::clone(&source)), process);
-    config.retry_on_error = true;
+    let config =
+        ControllerConfig::new(queue, Arc::new(Arc::clone(&source)), process).retry_on_error(true);
     let (controller, shutdown, task) = spawn(Controller::new(config));
     assert!(wait_for_cache_sync(&shutdown, &[&*controller]).await);
     while indexer.is_empty() {

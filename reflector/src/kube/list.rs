@@ -168,7 +168,7 @@ where
     ) -> Result<ListPage<K>, ListWatchError> {
         let options = self.tweaked(&options);
         let mut parts = self.pager().take(&options);
-        let known = self.known.lock().clone();
+        let known = self.known.clone();
         let transform = self.transform.clone();
         let mut decoded = stream::poll_fn(move |cx| parts.poll_recv(cx))
             .map(|part| {

@@ -10,14 +10,14 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use futures::FutureExt;
-use kcache_store::{KnownObjects, TransformFunc};
+use kcache_store::TransformFunc;
 use kube_client::{Api, Client};
 use kube_core::{ApiResource, DynamicObject, PartialObjectMeta, Resource};
 use parking_lot::Mutex;
 use serde::de::DeserializeOwned;
 
 use crate::decode::KnownLookup;
-use crate::lister_watcher::{ListFuture, ListOptions, ListerWatcher, WatchFuture};
+use crate::lister_watcher::{ListFuture, ListOptions, ListerWatcher, ObjectMaking, WatchFuture};
 use list::PageRead;
 #[cfg(feature = "fuzzing")]
 pub(crate) use watch::decode_watch_body;
@@ -65,7 +65,7 @@ pub struct KubeListerWatcher<K> {
     prefetch: bool,
     max_watch_line: usize,
     next_page: Arc<Mutex<Option<PageRead>>>,
-    known: Mutex<Option<KnownLookup<K>>>,
+    known: Option<KnownLookup<K>>,
     transform: Option<TransformFunc<K>>,
     _object: PhantomData<fn() -> K>,
 }
@@ -80,7 +80,7 @@ impl<K> fmt::Debug for KubeListerWatcher<K> {
             .field("parallelism", &self.parallelism)
             .field("prefetch", &self.prefetch)
             .field("max_watch_line", &self.max_watch_line)
-            .field("reuses_known_objects", &self.known.lock().is_some())
+            .field("reuses_known_objects", &self.known.is_some())
             .field("transform", &self.transform.is_some())
             .finish_non_exhaustive()
     }
@@ -98,7 +98,7 @@ impl<K> Clone for KubeListerWatcher<K> {
             prefetch: self.prefetch,
             max_watch_line: self.max_watch_line,
             next_page: Arc::new(Mutex::new(None)),
-            known: Mutex::new(self.known.lock().clone()),
+            known: self.known.clone(),
             transform: self.transform.clone(),
             _object: PhantomData,
         }
@@ -163,7 +163,7 @@ impl<K> KubeListerWatcher<K> {
             prefetch: true,
             max_watch_line: DEFAULT_MAX_WATCH_LINE_BYTES,
             next_page: Arc::new(Mutex::new(None)),
-            known: Mutex::new(None),
+            known: None,
             transform: None,
             _object: PhantomData,
         }
@@ -209,7 +209,8 @@ impl<K> KubeListerWatcher<K> {
     /// the moment a list page or event exists (for example without `managedFields`). It must be
     /// idempotent, since a relist may reuse objects that already went through it. A list item
     /// it rejects fails the list ([`ListWatchError::Transform`](crate::ListWatchError::Transform)); a watch event it rejects is
-    /// logged and skipped.
+    /// logged and skipped. The same as [`ObjectMaking::transform`] given to
+    /// [`making_objects`](ListerWatcher::making_objects), which is how an informer sets it.
     #[must_use]
     pub fn transform(mut self, transform: TransformFunc<K>) -> Self {
         self.transform = Some(transform);
@@ -242,14 +243,22 @@ where
         self.open_watch(options.clone()).boxed()
     }
 
-    /// Listed objects whose key and resource version match a known one are not decoded: the
-    /// known `Arc` is returned (only their metadata is read).
-    fn reuse_known_objects(&self, known: Arc<dyn KnownObjects<K>>) {
-        let lookup: KnownLookup<K> = Arc::new(move |key, rv| {
-            known
-                .get_by_key(key)
-                .filter(|obj| obj.meta().resource_version.as_deref() == Some(rv))
+    /// Transforms on the decoding threads; listed objects whose key and resource version match
+    /// a known one are not decoded: the known `Arc` is returned (only their metadata is read).
+    fn making_objects(self: Box<Self>, making: ObjectMaking<K>) -> Box<dyn ListerWatcher<K>> {
+        let mut lw = *self;
+        if let Some(transform) = making.transform_func() {
+            lw.transform = Some(Arc::clone(transform));
+        }
+        lw.known = making.known().map(|known| {
+            let known = Arc::clone(known);
+            let lookup: KnownLookup<K> = Arc::new(move |key, rv| {
+                known
+                    .get_by_key(key)
+                    .filter(|obj| obj.meta().resource_version.as_deref() == Some(rv))
+            });
+            lookup
         });
-        *self.known.lock() = Some(lookup);
+        Box::new(lw)
     }
 }

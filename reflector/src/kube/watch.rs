@@ -15,8 +15,10 @@ use tokio_util::task::AbortOnDropHandle;
 
 use super::request::{join_error, map_error, request_url, send};
 use super::{JSON, KubeListerWatcher, METADATA};
-use crate::decode::{Decoded, ObjectDecoder, decode_event, transform_event};
-use crate::lister_watcher::{ListOptions, ListWatchError, WatchEvent, WatchStream};
+use crate::decode::{Decoded, ObjectDecoder, decode_event};
+use crate::lister_watcher::{
+    ListOptions, ListWatchError, WatchEvent, WatchStream, transform_event,
+};
 
 /// The most bytes of watch lines handed to one decoder at once.
 const MAX_BATCH_BYTES: usize = 512 * 1024;
@@ -91,15 +93,11 @@ fn decode_batch<K: DeserializeOwned>(
     ObjectDecoder::with_local(|decoder| {
         for line in lines {
             match decode_event::<K>(line, decoding.expected_kind.as_deref(), decoder) {
-                Ok(Decoded::Event(e)) => match transform_event(e, decoding.transform.as_ref()) {
-                    Ok(e) => out.push(Ok(e)),
-                    Err(err) => {
-                        tracing::error!(
-                            error = &*err as &dyn std::error::Error,
-                            "transform failed, watch event skipped"
-                        );
+                Ok(Decoded::Event(e)) => {
+                    if let Some(e) = transform_event(e, decoding.transform.as_ref()) {
+                        out.push(Ok(e));
                     }
-                },
+                }
                 Ok(Decoded::Nothing) => {}
                 Ok(Decoded::WrongKind(reason)) => {
                     tracing::error!(reason = %reason, "watch event object of unexpected kind, skipped");

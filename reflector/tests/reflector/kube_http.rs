@@ -374,7 +374,8 @@ async fn kube_lister_watcher_reuses_known_objects_with_the_same_resource_version
     let (same, older) = (Arc::new(same), Arc::new(older));
     kcache_store::Store::add(&*known, Arc::clone(&same)).unwrap();
     kcache_store::Store::add(&*known, Arc::clone(&older)).unwrap();
-    lw.reuse_known_objects(known);
+    let lw =
+        Box::new(lw).making_objects(kcache_reflector::ObjectMaking::default().known_objects(known));
     let page = lw.list(&ListOptions::default()).await.unwrap();
     assert_eq!(page.items.len(), 5);
     assert!(

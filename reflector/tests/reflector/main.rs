@@ -10,6 +10,7 @@ mod fake_source;
 mod hostile;
 mod kube_http;
 mod list;
+mod making;
 mod support;
 mod watch;
 mod watch_list;

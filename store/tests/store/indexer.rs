@@ -345,52 +345,6 @@ fn failing_index_function_leaves_store_and_indexes_unchanged() {
 }
 
 #[test]
-fn transformer_runs_on_add_update_replace_not_delete() {
-    let calls = Arc::new(AtomicUsize::new(0));
-    let counted = Arc::clone(&calls);
-    let s = Indexer::<Pod>::default().with_transform(Arc::new(move |p: Arc<Pod>| {
-        counted.fetch_add(1, Ordering::Relaxed);
-        let mut p = Arc::unwrap_or_clone(p);
-        p.metadata.managed_fields = None;
-        p.metadata.annotations = Some([("transformed".to_string(), "yes".to_string())].into());
-        Ok(Arc::new(p))
-    }));
-    s.add(pod("ns", "a", "1", &[])).unwrap();
-    s.update(pod("ns", "a", "2", &[])).unwrap();
-    assert_eq!(
-        s.get_by_key("ns/a")
-            .unwrap()
-            .metadata
-            .annotations
-            .as_ref()
-            .unwrap()["transformed"],
-        "yes"
-    );
-    s.replace(vec![pod("ns", "b", "3", &[])], "3").unwrap();
-    assert_eq!(
-        s.get_by_key("ns/b")
-            .unwrap()
-            .metadata
-            .annotations
-            .as_ref()
-            .unwrap()["transformed"],
-        "yes"
-    );
-    s.delete(pod("ns", "b", "4", &[])).unwrap();
-    assert_eq!(calls.load(Ordering::Relaxed), 3);
-}
-
-#[test]
-fn failing_transformer_stores_nothing() {
-    let s = Indexer::<Pod>::default().with_transform(Arc::new(|_| Err("no".into())));
-    assert!(matches!(
-        s.add(pod("ns", "a", "1", &[])),
-        Err(StoreError::Transform(_))
-    ));
-    assert!(s.is_empty());
-}
-
-#[test]
 fn owner_and_label_index_helpers() {
     use kcache_store::testing::pod as fixture;
     let s = Indexer::new(Indexers::from_iter([
@@ -501,4 +455,23 @@ fn panicking_index_function_is_an_index_error_and_the_store_goes_on() {
     );
     s.add(pod("ns", "good", "2", &[])).unwrap();
     assert_eq!(keys(&s, "boom", "v"), ["ns/good"]);
+}
+
+#[test]
+fn upsert_keyed_stores_a_new_object_under_the_given_shared_key_and_records_its_version() {
+    let s = Indexer::<Pod>::default();
+    let key: kcache_store::ObjectKey = Arc::from("ns/a");
+    assert!(
+        s.upsert_keyed(&key, pod("ns", "a", "3", &[]))
+            .unwrap()
+            .is_none()
+    );
+    let stored = s.list_keys();
+    assert!(Arc::ptr_eq(&stored[0], &key), "the queue's key, not a copy");
+    let old = s.upsert_keyed(&key, pod("ns", "a", "4", &[])).unwrap();
+    assert_eq!(old.unwrap().metadata.resource_version.as_deref(), Some("3"));
+    assert_eq!(s.last_store_sync_resource_version(), "4");
+    s.delete_keyed("ns/a", &pod("ns", "a", "5", &[]));
+    assert!(s.is_empty());
+    assert_eq!(s.last_store_sync_resource_version(), "5");
 }
