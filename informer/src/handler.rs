@@ -305,6 +305,9 @@ pub struct HandlerOptions {
     /// The handler's resync period; `None` takes the informer's default. Zero: never. Periods
     /// under one second become one second; see [`SharedIndexInformer::add_event_handler_with_resync_period`](crate::SharedIndexInformer::add_event_handler_with_resync_period).
     pub resync_period: Option<Duration>,
+    /// The handler's name in [`InformerStats`](crate::InformerStats) and metrics (the
+    /// `handler` label); `None`: `handler-<id>`.
+    pub name: Option<String>,
 }
 
 impl HandlerOptions {
@@ -317,6 +320,13 @@ impl HandlerOptions {
     #[must_use]
     pub fn resync_period(mut self, period: Duration) -> Self {
         self.resync_period = Some(period);
+        self
+    }
+
+    /// Sets the handler's name (the `handler` label of its metrics).
+    #[must_use]
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
         self
     }
 }

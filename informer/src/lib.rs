@@ -82,11 +82,14 @@ mod enqueue;
 mod error;
 mod handler;
 mod informer;
+mod metrics;
 mod new_informer;
 mod object_cache;
 mod panics;
 mod process;
 mod processor;
+#[cfg(feature = "prometheus")]
+mod prometheus;
 mod queue;
 mod run;
 mod stream;
@@ -102,6 +105,7 @@ pub use handler::{
     ResourceEventHandlerFuncs,
 };
 pub use informer::SharedIndexInformer;
+pub use metrics::{HandlerStats, InformerStats};
 // What the builder takes, so that a user of it needs no other kcache crate to name it.
 pub use kcache_reflector::ReflectorConfig;
 pub use kcache_store::{IndexFunc, Indexers, Lister, NamespaceLister, TransformFunc};
@@ -112,6 +116,8 @@ pub use new_informer::{
 pub use object_cache::{DEFAULT_SYNC_TIMEOUT, ImmutableCheck, ListerWatcherFactory, ObjectCache};
 pub use process::process_deltas;
 pub use processor::{MINIMUM_RESYNC_PERIOD, ResourceEventHandlerRegistration};
+#[cfg(feature = "prometheus")]
+pub use prometheus::PrometheusMetrics;
 pub use queue::{InformerQueue, QueueMode};
 pub use stream::EventStream;
 pub use sync::{HasSynced, SYNC_POLL_PERIOD, wait_for_cache_sync, wait_for_named_cache_sync};

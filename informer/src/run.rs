@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 use crate::controller::{Controller, ControllerConfig, ProcessFunc};
 use crate::error::InformerError;
 use crate::informer::{Inner, SharedIndexInformer};
+use crate::metrics::CountingMetrics;
 use crate::process::apply_deltas;
 use crate::queue::InformerQueue;
 
@@ -91,9 +92,14 @@ fn start<K: Resource + Send + Sync + 'static>(
     inner.lister_watcher.reuse_known_objects(known);
     let weak = Arc::downgrade(inner);
     let mut config = ControllerConfig::new(queue, Arc::clone(&inner.lister_watcher), process);
+    let metrics = CountingMetrics {
+        inner: Arc::clone(lifecycle.reflector.metrics_provider()),
+        counters: Arc::clone(&inner.watch_counters),
+    };
     config.reflector = lifecycle
         .reflector
         .clone()
+        .metrics(Arc::new(metrics))
         .name(inner.name.to_string())
         .resync_period(lifecycle.resync_check_period)
         .should_resync(move || {
