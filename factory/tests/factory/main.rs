@@ -13,6 +13,8 @@ use kube_client::{Api, Client};
 use kube_core::{ApiResource, DynamicObject, GroupVersionKind, Resource};
 use serde_json::json;
 
+mod metrics;
+
 /// How long a test waits for an event it expects before failing.
 const PATIENCE: Duration = Duration::from_secs(20);
 
@@ -313,8 +315,9 @@ async fn metadata_informer_caches_metadata_only() {
     factory.shutdown().await;
 }
 
-#[tokio::test]
-async fn typed_and_dynamic_informers_sync_and_follow_changes() {
+/// A server serving the namespaced custom resource `widgets.example.com/v1` (returned), with a
+/// namespace `ns` holding the ConfigMap `first`.
+async fn widgets_server() -> (TestServer, Client, ApiResource) {
     let gvk = GroupVersionKind::gvk("example.com", "v1", "Widget");
     let widgets = ApiResource::from_gvk_with_plural(&gvk, "widgets");
     let server =
@@ -327,6 +330,12 @@ async fn typed_and_dynamic_informers_sync_and_follow_changes() {
         .await
         .unwrap();
     create_cm(&client, "ns", "first", &[]).await;
+    (server, client, widgets)
+}
+
+#[tokio::test]
+async fn typed_and_dynamic_informers_sync_and_follow_changes() {
+    let (_server, client, widgets) = widgets_server().await;
 
     let factory = SharedInformerFactory::new(client.clone());
     let cms = factory.informer::<ConfigMap>();
