@@ -22,6 +22,10 @@
 //! - [`wait_for_cache_sync`] over informers, registrations and controllers.
 //! - [`ObjectCache`]: single objects watched on demand (kubelet's watch-based manager), each by
 //!   its own reflector, reference counted, stopped once the object is immutable.
+//! - [`InformerStats`] ([`SharedIndexInformer::stats`]): cache size, queue depth, last synced
+//!   resource version, each handler's pending notifications and the oldest one's age, relists and
+//!   watch restarts; the `prometheus` feature's `PrometheusMetrics` exports them with client-go's
+//!   `informer_*` names.
 //!
 //! Objects are shared `Arc<K>`s from the decoder to every handler: never copied.
 //!
