@@ -8,6 +8,8 @@
 //! ReplicaSet, found through an owner index), deletes the others it owns, and writes
 //! `status.replicas`. ReplicaSet events enqueue the ReplicaSet's key, pod events their owner's;
 //! four workers reconcile with rate-limited retries; Ctrl-C drains the queue and shuts down.
+//! With `METRICS_ADDR=127.0.0.1:9090` it serves the informers' and the queue's Prometheus
+//! metrics on `http://127.0.0.1:9090/metrics`.
 //! `examples/controller_kube_runtime.rs` is the same controller on kube-runtime.
 
 use std::error::Error;
@@ -18,14 +20,18 @@ use k8s_openapi::api::core::v1::Pod;
 use kcache_factory::SharedInformerFactory;
 use kcache_informer::EnqueueHandler;
 use kcache_store::{Lister, OWNER_INDEX, owner_index_func, owner_index_value};
-use kcache_workqueue::WorkQueue;
+use kcache_workqueue::{WorkQueue, WorkQueueConfig};
 use kube_client::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kube_client::{Api, Client, ResourceExt};
+use prometheus_client::registry::Registry;
 use serde_json::json;
+use tokio_util::sync::CancellationToken;
 
 #[path = "shared/replica_set.rs"]
 mod replica_set;
 use replica_set::{is_wanted, pod_for};
+#[path = "shared/metrics.rs"]
+mod metrics;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn Error + Send + Sync>> {
@@ -33,7 +39,19 @@ async fn main() -> Result<(), Box<dyn Error + Send + Sync>> {
     let factory = SharedInformerFactory::new(client.clone());
     let (replica_sets, pods) = (factory.informer::<ReplicaSet>(), factory.informer::<Pod>());
     pods.add_index(OWNER_INDEX, owner_index_func())?;
-    let queue = WorkQueue::<String>::new();
+    // Metrics: the factory's informers and the queue, in one registry.
+    let mut registry = Registry::default();
+    let queue_metrics = Arc::new(factory.register_metrics(&mut registry));
+    let queue = WorkQueue::<String>::with_config(
+        WorkQueueConfig::default()
+            .name("replicasets")
+            .metrics(queue_metrics),
+    );
+    let stop_metrics = CancellationToken::new();
+    if let Ok(addr) = std::env::var("METRICS_ADDR") {
+        let served = metrics::serve_metrics(addr.parse()?, registry, stop_metrics.clone()).await?;
+        println!("metrics at http://{served}/metrics");
+    }
     replica_sets.add_event_handler(EnqueueHandler::key(queue.clone()))?;
     pods.add_event_handler(EnqueueHandler::owner(queue.clone(), "ReplicaSet"))?;
     factory.start()?;
@@ -48,6 +66,7 @@ async fn main() -> Result<(), Box<dyn Error + Send + Sync>> {
     };
     queue.run_workers_until(ctrl_c, 4, reconcile).await;
     factory.shutdown().await;
+    stop_metrics.cancel();
     println!("shut down cleanly");
     Ok(())
 }

@@ -12,7 +12,8 @@
 //! [`WorkQueue`] of node names and reading the pod index. Progress is shown per listed page while
 //! the caches sync, then a summary once a second and a final summary line. `--duration SECS`
 //! stops that long after the caches synced; Ctrl-C stops at any time. `--metrics-addr ADDR`
-//! serves the work queue's Prometheus metrics (client-go's `workqueue_*` families) on
+//! serves the informers' and the work queue's Prometheus metrics (`informer_*` and client-go's
+//! `workqueue_*` families, registered by `SharedInformerFactory::register_metrics`) on
 //! `http://ADDR/metrics`. Everything shuts down cleanly; errors are
 //! printed with their causes.
 
@@ -31,7 +32,7 @@ use kcache_apiserver::{Object, TestServer};
 use kcache_factory::{ReflectorConfig, ReflectorMetrics, SharedInformerFactory};
 use kcache_informer::{EnqueueHandler, ResourceEventHandlerFuncs};
 use kcache_store::{NODE_NAME_INDEX, node_name_index_func, testing};
-use kcache_workqueue::{PrometheusMetrics, WorkQueue, WorkQueueConfig};
+use kcache_workqueue::{WorkQueue, WorkQueueConfig};
 use kube_client::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kube_client::{Api, Client, Config};
 use parking_lot::Mutex;
@@ -82,6 +83,10 @@ struct Counters {
 }
 
 type BoxError = Box<dyn std::error::Error>;
+
+#[path = "shared/metrics.rs"]
+mod metrics;
+use metrics::serve_metrics;
 
 fn main() -> ExitCode {
     let args = Args::parse();
@@ -136,15 +141,15 @@ async fn quickstart(args: Args) -> Result<(), BoxError> {
             stop.clone(),
         ))
     });
-    let metrics = PrometheusMetrics::default();
-    if let Some(addr) = args.metrics_addr {
-        let mut registry = Registry::default();
-        metrics.register(&mut registry);
-        let served = serve_metrics(addr, registry, stop.clone()).await?;
-        println!("metrics at http://{served}/metrics");
-    }
     let duration = args.duration.map(Duration::from_secs);
-    let outcome = run(client, metrics, expected_pods, duration, stop.clone()).await;
+    let outcome = run(
+        client,
+        args.metrics_addr,
+        expected_pods,
+        duration,
+        stop.clone(),
+    )
+    .await;
     stop.cancel();
     if let Some(churn) = churn {
         churn.await?;
@@ -155,44 +160,11 @@ async fn quickstart(args: Args) -> Result<(), BoxError> {
     Ok(())
 }
 
-/// Serves `registry` in the OpenMetrics text format on `http://addr/metrics` until `stop`;
-/// the address bound.
-async fn serve_metrics(
-    addr: SocketAddr,
-    registry: Registry,
-    stop: CancellationToken,
-) -> Result<SocketAddr, BoxError> {
-    let registry = Arc::new(registry);
-    let router = axum::Router::new().route(
-        "/metrics",
-        axum::routing::get(move || {
-            let registry = Arc::clone(&registry);
-            async move {
-                let mut text = String::new();
-                let content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8";
-                match prometheus_client::encoding::text::encode(&mut text, &registry) {
-                    Ok(()) => Ok(([(axum::http::header::CONTENT_TYPE, content_type)], text)),
-                    Err(_) => Err(axum::http::StatusCode::INTERNAL_SERVER_ERROR),
-                }
-            }
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind(addr).await?;
-    let served = listener.local_addr()?;
-    tokio::spawn(async move {
-        let serving = axum::serve(listener, router).with_graceful_shutdown(stop.cancelled_owned());
-        if let Err(e) = serving.await {
-            eprintln!("metrics server failed: {e}");
-        }
-    });
-    Ok(served)
-}
-
 /// Informers, controller, progress and summary until `stop` fires or `duration` has passed since
 /// the caches synced; then a clean shutdown.
 async fn run(
     client: Client,
-    metrics: PrometheusMetrics,
+    metrics_addr: Option<SocketAddr>,
     expected_pods: Option<u64>,
     duration: Option<Duration>,
     stop: CancellationToken,
@@ -204,12 +176,19 @@ async fn run(
     let pods = factory.informer::<Pod>();
     pods.add_index(NODE_NAME_INDEX, node_name_index_func())?;
     let nodes = factory.informer::<Node>();
+    // The informers' and the work queue's metrics, in one registry.
+    let mut registry = Registry::default();
+    let queue_metrics = factory.register_metrics(&mut registry);
+    if let Some(addr) = metrics_addr {
+        let served = serve_metrics(addr, registry, stop.clone()).await?;
+        println!("metrics at http://{served}/metrics");
+    }
 
     // Pod events put the pod's node on the queue; both informers count their events.
     let queue: WorkQueue<String> = WorkQueue::with_config(
         WorkQueueConfig::default()
             .name("nodes")
-            .metrics(Arc::new(metrics)),
+            .metrics(Arc::new(queue_metrics)),
     );
     let counters = Arc::new(Counters::default());
     pods.add_event_handler(EnqueueHandler::keys_with(queue.clone(), {

@@ -49,6 +49,9 @@ struct Inner {
     shutdown: CancellationToken,
     /// Serialises `shutdown` callers so that each returns only once every task has ended.
     shutdown_lock: tokio::sync::Mutex<()>,
+    /// Every informer of the factory, exported by [`SharedInformerFactory::register_metrics`].
+    #[cfg(feature = "prometheus")]
+    metrics: kcache_informer::PrometheusMetrics,
 }
 
 impl Drop for Inner {
@@ -173,6 +176,8 @@ impl SharedInformerFactoryBuilder {
                 state: Mutex::new(State::default()),
                 shutdown: CancellationToken::new(),
                 shutdown_lock: tokio::sync::Mutex::new(()),
+                #[cfg(feature = "prometheus")]
+                metrics: kcache_informer::PrometheusMetrics::default(),
             }),
         }
     }
@@ -192,10 +197,12 @@ impl SharedInformerFactory {
         }
     }
 
-    /// The informer stored under `key`, or a new one made by `make` and stored.
+    /// The informer stored under `key`, or a new one made by `make` and stored (and exported
+    /// with the resource of `dynamic_type`).
     fn informer_for<K>(
         &self,
         key: String,
+        dynamic_type: &K::DynamicType,
         make: impl FnOnce(&FactoryOptions) -> SharedIndexInformer<K>,
     ) -> SharedIndexInformer<K>
     where
@@ -207,6 +214,10 @@ impl SharedInformerFactory {
         }
         let informer = make(&self.inner.options);
         state.informers.insert(key, Arc::new(informer.clone()));
+        #[cfg(feature = "prometheus")]
+        self.inner.metrics.add(&informer, dynamic_type);
+        #[cfg(not(feature = "prometheus"))]
+        let _ = dynamic_type;
         informer
     }
 
@@ -247,7 +258,7 @@ impl SharedInformerFactory {
     /// kube), created on first use with the built-in namespace index.
     pub fn informer<K: TypedResource>(&self) -> SharedIndexInformer<K> {
         let key = type_key::typed::<K>();
-        self.informer_for(key.clone(), |options| {
+        self.informer_for(key.clone(), &(), |options| {
             let lister_watcher = KubeListerWatcher::new(self.typed_api::<K>());
             self.build_informer(&key, lister_watcher, is_namespaced::<K>(), options)
         })
@@ -261,7 +272,7 @@ impl SharedInformerFactory {
         namespaced: bool,
     ) -> SharedIndexInformer<DynamicObject> {
         let key = type_key::dynamic(resource);
-        self.informer_for(key.clone(), |options| {
+        self.informer_for(key.clone(), resource, |options| {
             let client = self.inner.client.clone();
             let (api, scoped_by_path) = match (&options.namespace, namespaced) {
                 (Some(ns), true) => (Api::namespaced_with(client, ns, resource), true),
@@ -276,7 +287,7 @@ impl SharedInformerFactory {
     /// which keeps large resources (Secrets, ConfigMaps) cheap to cache.
     pub fn metadata_informer<K: TypedResource>(&self) -> SharedIndexInformer<PartialObjectMeta<K>> {
         let key = type_key::metadata::<K>();
-        self.informer_for(key.clone(), |options| {
+        self.informer_for(key.clone(), &(), |options| {
             let lister_watcher = KubeListerWatcher::metadata(self.typed_api::<K>());
             self.build_informer(&key, lister_watcher, is_namespaced::<K>(), options)
         })
@@ -378,6 +389,44 @@ impl SharedInformerFactory {
             .map(|(key, _)| key.clone())
             .zip(results)
             .collect()
+    }
+
+    /// Registers the metrics of the factory's informers, those created so far and later ones
+    /// (`informer_*`, see [`kcache_informer::PrometheusMetrics`]), and client-go's work-queue
+    /// families (`workqueue_*`) in `registry`; returns the work-queue metrics to hand to the
+    /// controller's queues (`WorkQueueConfig::metrics`). Call it once per registry.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use k8s_openapi::api::core::v1::Pod;
+    /// # use kcache_factory::SharedInformerFactory;
+    /// # use kcache_workqueue::{WorkQueue, WorkQueueConfig};
+    /// # use prometheus_client::registry::Registry;
+    /// # #[tokio::main] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let server = kcache_apiserver::TestServer::start().await?;
+    /// # let client = server.client()?;
+    /// let factory = SharedInformerFactory::new(client);
+    /// let mut registry = Registry::default();
+    /// let queue_metrics = factory.register_metrics(&mut registry);
+    /// let queue: WorkQueue<String> =
+    ///     WorkQueue::with_config(WorkQueueConfig::default().name("pods").metrics(Arc::new(queue_metrics)));
+    /// let _pods = factory.informer::<Pod>(); // created after the registration: exported too
+    /// queue.add("default/web-0".to_owned());
+    /// let mut text = String::new();
+    /// prometheus_client::encoding::text::encode(&mut text, &registry)?;
+    /// assert!(text.contains(r#"informer_stored_items{name="v1/Pod",group="",version="v1",resource="pods"} 0"#));
+    /// assert!(text.contains(r#"workqueue_adds_total{name="pods"} 1"#));
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "prometheus")]
+    pub fn register_metrics(
+        &self,
+        registry: &mut prometheus_client::registry::Registry,
+    ) -> kcache_workqueue::PrometheusMetrics {
+        self.inner.metrics.register(registry);
+        let queues = kcache_workqueue::PrometheusMetrics::default();
+        queues.register(registry);
+        queues
     }
 
     /// The type keys of the informers created so far (`v1/Pod`, `apps/v1/Deployment`,

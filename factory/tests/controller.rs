@@ -1,9 +1,10 @@
 //! The sample controller (`examples/controller.rs`, run as a process) end to end against the
-//! in-process API server.
+//! in-process API server, its metrics included.
 
 #[path = "support/example.rs"]
 mod support;
 
+use std::io::{BufRead, BufReader, Read};
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -34,7 +35,8 @@ async fn until<K: Resource + Send + Sync + 'static>(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sample_controller_creates_owned_pods_scales_down_writes_status_and_shuts_down_cleanly() {
+async fn sample_controller_creates_owned_pods_scales_down_writes_status_serves_metrics_and_shuts_down_cleanly()
+ {
     let server = TestServer::start().await.unwrap();
     let client = server.client().unwrap();
     let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": "prod"}})).unwrap();
@@ -44,11 +46,24 @@ async fn sample_controller_creates_owned_pods_scales_down_writes_status_and_shut
         .unwrap();
 
     let kubeconfig = support::Kubeconfig::for_server(&server.url(), "controller");
-    let controller = std::process::Command::new(support::example("controller"))
+    let mut controller = std::process::Command::new(support::example("controller"))
         .env("KUBECONFIG", &kubeconfig.0)
+        .env("METRICS_ADDR", "127.0.0.1:0")
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    let mut stdout = BufReader::new(controller.stdout.take().unwrap());
+    let (stdout, metrics_url) = tokio::task::spawn_blocking(move || {
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        let url = line.trim().strip_prefix("metrics at ").map(str::to_owned);
+        (
+            stdout,
+            url.expect("the controller prints where it serves metrics"),
+        )
+    })
+    .await
+    .unwrap();
 
     // An observer of its own, as a user would watch the cluster.
     let observer = SharedInformerFactory::new(client.clone());
@@ -118,18 +133,42 @@ async fn sample_controller_creates_owned_pods_scales_down_writes_status_and_shut
     until(&mut pod_events, || pod_names() == ["web-0"]).await;
     until(&mut rs_events, || status_replicas() == Some(1)).await;
 
+    // Its metrics: the queue's adds and the informers' caches.
+    let curl = std::process::Command::new("curl")
+        .args(["-sf", &metrics_url])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&curl.stdout);
+    assert!(curl.status.success(), "curl {metrics_url} failed");
+    let value = |prefix: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(prefix))
+            .and_then(|v| v.parse::<u64>().ok())
+    };
+    assert!(
+        value("workqueue_adds_total{name=\"replicasets\"} ").is_some_and(|n| n > 0),
+        "no adds counted:\n{text}"
+    );
+    let replica_sets_cached = value(
+        "informer_stored_items{name=\"apps/v1/ReplicaSet\",group=\"apps\",version=\"v1\",resource=\"replicasets\"} ",
+    );
+    assert_eq!(replica_sets_cached, Some(1), "{text}");
+
     // Ctrl-C: the controller drains its queue, stops its informers and exits cleanly.
     let interrupted = std::process::Command::new("kill")
         .args(["-INT", &controller.id().to_string()])
         .status()
         .unwrap();
     assert!(interrupted.success());
-    let out = tokio::task::spawn_blocking(move || controller.wait_with_output())
-        .await
-        .unwrap()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}: {stdout}", out.status);
-    assert_eq!(stdout.trim(), "shut down cleanly");
+    let (status, rest) = tokio::task::spawn_blocking(move || {
+        let mut rest = String::new();
+        let mut stdout = stdout;
+        stdout.read_to_string(&mut rest).unwrap();
+        (controller.wait().unwrap(), rest)
+    })
+    .await
+    .unwrap();
+    assert!(status.success(), "{status}: {rest}");
+    assert_eq!(rest.trim(), "shut down cleanly");
     observer.shutdown().await;
 }

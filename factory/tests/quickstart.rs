@@ -163,7 +163,7 @@ fn run_simulated(args: &[&str]) -> String {
 }
 
 #[test]
-fn quickstart_serves_the_work_queue_metrics_families_on_metrics_addr() {
+fn quickstart_serves_the_informer_and_work_queue_metrics_families_on_metrics_addr() {
     use std::io::{BufRead, BufReader};
     use std::process::Stdio;
 
@@ -206,6 +206,11 @@ fn quickstart_serves_the_work_queue_metrics_families_on_metrics_addr() {
         "# TYPE workqueue_queue_duration_seconds histogram",
         "# TYPE workqueue_work_duration_seconds histogram",
         "# TYPE workqueue_longest_running_processor_seconds gauge",
+        "# TYPE informer_stored_items gauge",
+        "# TYPE informer_queued_items gauge",
+        "# TYPE informer_pending_notifications gauge",
+        "# TYPE informer_store_resource_version gauge",
+        "# TYPE informer_relists counter",
     ] {
         assert!(text.contains(family), "no `{family}` in\n{text}");
     }
@@ -214,6 +219,16 @@ fn quickstart_serves_the_work_queue_metrics_families_on_metrics_addr() {
         .find_map(|l| l.strip_prefix("workqueue_adds_total{name=\"nodes\"} "))
         .and_then(|v| v.parse::<u64>().ok());
     assert!(adds.is_some_and(|n| n > 0), "no adds counted:\n{text}");
+    // The pod informer holds the synced pods (100, give or take the churn).
+    let pods = text
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix(
+                "informer_stored_items{name=\"v1/Pod\",group=\"\",version=\"v1\",resource=\"pods\"} ",
+            )
+        })
+        .and_then(|v| v.parse::<u64>().ok());
+    assert!(pods.is_some_and(|n| n > 50), "no pods stored:\n{text}");
     for line in lines {
         line.unwrap();
     }

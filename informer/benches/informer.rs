@@ -1,6 +1,7 @@
 //! kcache-informer benches: distribution to many handlers, client-go's
 //! `BenchmarkSharedIndexInformer` scenario (namespace listers reading while updates are applied)
-//! and the initial sync of a whole informer.
+//! and the initial sync of a whole informer; `watch_path_metrics` compares the watch path with
+//! and without the `prometheus` export (`--features prometheus` for the `on` case).
 //!
 //! `cargo bench -p kcache-informer` (set `KCACHE_BENCH_LARGE=1` for the 40k-pod scenario and the
 //! 100k-pod initial sync: fixture pods take ≈72 KB each in memory).
@@ -8,12 +9,16 @@
 // criterion_group! generates undocumented public items; a bench binary has no public API.
 #![allow(missing_docs)]
 
+#[path = "support/export.rs"]
+mod export;
+
 use std::hint::black_box;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use export::{exported, scrape};
 use futures::stream;
 use k8s_openapi::api::core::v1::Pod;
 use kcache_informer::{ResourceEventHandler, SharedIndexInformer};
@@ -350,5 +355,52 @@ fn initial_sync(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, distribution, shared_index_informer, initial_sync);
+/// The cost of metrics on the watch path, in one run: batches of watch updates through an
+/// informer to one handler, `off` as it is, `on` exported through `PrometheusMetrics` and
+/// scraped after every batch (only with `--features prometheus`).
+fn watch_path_metrics(c: &mut Criterion) {
+    let rt = runtime();
+    let mut group = c.benchmark_group("watch_path_metrics");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(3))
+        .warm_up_time(Duration::from_millis(500))
+        .throughput(Throughput::Elements(BATCH as u64));
+    for on in [false, true] {
+        let fixture = rt.block_on(Fixture::new(BATCH, 1));
+        let registry = if on {
+            exported(&fixture.informer)
+        } else {
+            None
+        };
+        if on && registry.is_none() {
+            rt.block_on(fixture.stop());
+            continue;
+        }
+        group.bench_function(if on { "on" } else { "off" }, |b| {
+            b.iter_custom(|iters| {
+                rt.block_on(async {
+                    let start = Instant::now();
+                    for _ in 0..iters {
+                        fixture.write_batch(1).await;
+                        if let Some(registry) = &registry {
+                            black_box(scrape(registry));
+                        }
+                    }
+                    start.elapsed()
+                })
+            });
+        });
+        rt.block_on(fixture.stop());
+    }
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    distribution,
+    shared_index_informer,
+    initial_sync,
+    watch_path_metrics
+);
 criterion_main!(benches);

@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::InformerError;
 use crate::informer::SharedIndexInformer;
+use crate::metrics::InformerStats;
 use crate::sync::HasSynced;
 
 /// A [`SharedIndexInformer`] of any object type, for code that keeps informers of different
@@ -31,6 +32,8 @@ pub trait AnyInformer: HasSynced + Send + Sync + fmt::Debug + 'static {
     fn is_stopped(&self) -> bool;
     /// The resource version the informer last synced to.
     fn last_sync_resource_version(&self) -> String;
+    /// [`SharedIndexInformer::stats`].
+    fn stats(&self) -> InformerStats;
     /// The informer as [`Any`], for downcasting.
     fn as_any(&self) -> &dyn Any;
 }
@@ -65,6 +68,9 @@ impl<K: Resource + Send + Sync + 'static> AnyInformer for SharedIndexInformer<K>
     }
     fn last_sync_resource_version(&self) -> String {
         SharedIndexInformer::last_sync_resource_version(self)
+    }
+    fn stats(&self) -> InformerStats {
+        SharedIndexInformer::stats(self)
     }
     fn as_any(&self) -> &dyn Any {
         self

@@ -124,6 +124,7 @@ impl<K: Resource + Send + Sync + 'static> SharedIndexInformerBuilder<K> {
                 }),
                 queue_mode: self.queue_mode,
                 controller: OnceLock::new(),
+                watch_counters: Arc::default(),
             }
         });
         SharedIndexInformer { inner }

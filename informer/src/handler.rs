@@ -302,6 +302,7 @@ impl<K> InformerEvent<K> {
 #[derive(Debug, Clone, Default)]
 pub struct HandlerOptions {
     pub(crate) resync_period: Option<Duration>,
+    pub(crate) name: Option<String>,
 }
 
 impl HandlerOptions {
@@ -315,6 +316,13 @@ impl HandlerOptions {
     #[must_use]
     pub fn resync_period(mut self, period: Duration) -> Self {
         self.resync_period = Some(period);
+        self
+    }
+
+    /// Sets the handler's name (the `handler` label of its metrics).
+    #[must_use]
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
         self
     }
 }

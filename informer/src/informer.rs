@@ -14,15 +14,16 @@ use parking_lot::Mutex;
 use crate::controller::Controller;
 use crate::error::InformerError;
 use crate::handler::{HandlerOptions, InformerEvent, ResourceEventHandler};
+use crate::metrics::{InformerStats, WatchCounters};
 use crate::processor::{
-    MINIMUM_RESYNC_PERIOD, Processor, ResourceEventHandlerRegistration, Sink,
+    MINIMUM_RESYNC_PERIOD, Notification, Processor, ResourceEventHandlerRegistration, Sink,
     determine_resync_period,
 };
 use crate::queue::QueueMode;
 use crate::stream::EventStream;
 use crate::sync::HasSynced;
 
-pub(crate) type EventReceiver<K> = tokio::sync::mpsc::UnboundedReceiver<InformerEvent<K>>;
+pub(crate) type EventReceiver<K> = tokio::sync::mpsc::UnboundedReceiver<Notification<K>>;
 
 pub(crate) struct Lifecycle<K> {
     pub(crate) started: bool,
@@ -46,6 +47,8 @@ pub(crate) struct Inner<K> {
     pub(crate) lifecycle: Mutex<Lifecycle<K>>,
     pub(crate) queue_mode: QueueMode,
     pub(crate) controller: OnceLock<Arc<Controller<K>>>,
+    /// The reflector's relists and watch restarts.
+    pub(crate) watch_counters: Arc<WatchCounters>,
 }
 
 impl<K: Send + Sync + 'static> Inner<K> {
@@ -233,7 +236,7 @@ impl<K: Resource + Send + Sync + 'static> SharedIndexInformer<K> {
         let _block = inner.block_deltas.lock();
         inner
             .processor
-            .add_listener(sink, requested, effective, |send| {
+            .add_listener(sink, options.name, requested, effective, |send| {
                 if started {
                     for obj in inner.indexer.list() {
                         send(InformerEvent::Add {
@@ -352,6 +355,23 @@ impl<K: Resource + Send + Sync + 'static> SharedIndexInformer<K> {
     /// The informer's resync check period (the smallest handler resync period, clamped).
     pub fn resync_check_period(&self) -> Duration {
         self.inner.lifecycle.lock().resync_check_period
+    }
+
+    /// What the informer holds and owes now: cache size, queue depth, each handler's pending
+    /// notifications and the oldest one's age, the last synced resource version, relists and
+    /// watch restarts (what the `prometheus` feature exports).
+    pub fn stats(&self) -> InformerStats {
+        let inner = &*self.inner;
+        let controller = inner.controller.get();
+        InformerStats {
+            name: inner.name.to_string(),
+            stored_items: inner.indexer.len(),
+            queued_items: controller.map_or(0, |c| c.queue().len()),
+            last_sync_resource_version: self.last_sync_resource_version(),
+            handlers: inner.processor.handler_stats(),
+            relists: inner.watch_counters.relists(),
+            watch_restarts: inner.watch_counters.watch_restarts(),
+        }
     }
 }
 

@@ -22,6 +22,10 @@
 //! - [`wait_for_cache_sync`] over informers, registrations and controllers.
 //! - [`ObjectCache`]: single objects watched on demand (kubelet's watch-based manager), each by
 //!   its own reflector, reference counted, stopped once the object is immutable.
+//! - [`InformerStats`] ([`SharedIndexInformer::stats`]): cache size, queue depth, last synced
+//!   resource version, each handler's pending notifications and the oldest one's age, relists and
+//!   watch restarts; the `prometheus` feature's `PrometheusMetrics` exports them with client-go's
+//!   `informer_*` names.
 //!
 //! Objects are shared `Arc<K>`s from the decoder to every handler: never copied.
 //!
@@ -82,11 +86,14 @@ mod enqueue;
 mod error;
 mod handler;
 mod informer;
+mod metrics;
 mod new_informer;
 mod object_cache;
 mod panics;
 mod process;
 mod processor;
+#[cfg(feature = "prometheus")]
+mod prometheus;
 mod queue;
 mod run;
 mod stream;
@@ -102,6 +109,7 @@ pub use handler::{
     ResourceEventHandlerFuncs,
 };
 pub use informer::SharedIndexInformer;
+pub use metrics::{HandlerStats, InformerStats};
 // What the builder takes, so that a user of it needs no other kcache crate to name it.
 pub use kcache_reflector::{BackoffConfig, ReflectorConfig, ReflectorError};
 pub use kcache_store::{IndexFunc, Indexers, Lister, NamespaceLister, TransformFunc};
@@ -112,6 +120,8 @@ pub use new_informer::{
 pub use object_cache::{DEFAULT_SYNC_TIMEOUT, ImmutableCheck, ListerWatcherFactory, ObjectCache};
 pub use process::process_deltas;
 pub use processor::{MINIMUM_RESYNC_PERIOD, ResourceEventHandlerRegistration};
+#[cfg(feature = "prometheus")]
+pub use prometheus::PrometheusMetrics;
 pub use queue::{InformerQueue, QueueMode};
 pub use stream::EventStream;
 pub use sync::{HasSynced, SYNC_POLL_PERIOD, wait_for_cache_sync, wait_for_named_cache_sync};

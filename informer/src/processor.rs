@@ -15,6 +15,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::handler::{InformerEvent, ResourceEventHandler};
+use crate::metrics::{HandlerStats, ListenerStats};
 use crate::panics::call_handler;
 use crate::sync::{HasSynced, sync_changed};
 
@@ -47,6 +48,9 @@ pub(crate) type UpstreamSynced = Arc<dyn Fn() -> bool + Send + Sync>;
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
+/// What a listener's buffer holds: a notification and when it was sent.
+pub(crate) type Notification<K> = (InformerEvent<K>, Instant);
+
 /// The handle of one [`add_event_handler`](crate::SharedIndexInformer::add_event_handler):
 /// remove the handler with it, and ask whether that handler has seen every initial item
 /// (client-go's `ResourceEventHandlerRegistration`). Cheap to clone.
@@ -54,6 +58,7 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 pub struct ResourceEventHandlerRegistration {
     id: u64,
     pending: Arc<AtomicUsize>,
+    stats: Arc<ListenerStats>,
     upstream: UpstreamSynced,
     resync_period: Duration,
 }
@@ -84,9 +89,10 @@ impl ResourceEventHandlerRegistration {
         self.id
     }
 
-    /// A consumer took one initial item (event streams).
-    pub(crate) fn initial_item_taken(&self) {
-        if self.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
+    /// A consumer took one notification (event streams).
+    pub(crate) fn taken(&self, event: &InformerEvent<impl Sized>) {
+        self.stats.done();
+        if event.is_initial_add() && self.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
             sync_changed();
         }
     }
@@ -103,8 +109,10 @@ impl HasSynced for ResourceEventHandlerRegistration {
 
 struct Listener<K> {
     id: u64,
-    tx: mpsc::UnboundedSender<InformerEvent<K>>,
+    name: Option<String>,
+    tx: mpsc::UnboundedSender<Notification<K>>,
     pending: Arc<AtomicUsize>,
+    stats: Arc<ListenerStats>,
     requested_resync: Duration,
     resync_period: Duration,
     next_resync: Instant,
@@ -114,19 +122,29 @@ struct Listener<K> {
 }
 
 impl<K> Listener<K> {
-    fn send(&self, event: InformerEvent<K>) -> bool {
+    fn send(&self, event: InformerEvent<K>, sent: Instant) -> bool {
         if event.is_initial_add() {
             self.pending.fetch_add(1, Ordering::AcqRel);
         }
-        match self.tx.send(event) {
+        self.stats.sent(sent);
+        match self.tx.send((event, sent)) {
             Ok(()) => true,
-            Err(mpsc::error::SendError(event)) => {
+            Err(mpsc::error::SendError((event, _))) => {
                 if event.is_initial_add() {
                     self.pending.fetch_sub(1, Ordering::AcqRel);
                 }
+                self.stats.done();
                 false
             }
         }
+    }
+
+    fn stats(&self) -> HandlerStats {
+        let name = match &self.name {
+            Some(name) => name.clone(),
+            None => format!("handler-{}", self.id),
+        };
+        self.stats.snapshot(name)
     }
 
     fn should_resync(&self, now: Instant) -> bool {
@@ -183,12 +201,13 @@ impl<K: Send + Sync + 'static> Processor<K> {
     pub(crate) fn add_listener(
         &self,
         sink: Sink<K>,
+        name: Option<String>,
         requested_resync: Duration,
         resync_period: Duration,
         replay: impl FnOnce(&dyn Fn(InformerEvent<K>)),
     ) -> Option<(
         ResourceEventHandlerRegistration,
-        Option<mpsc::UnboundedReceiver<InformerEvent<K>>>,
+        Option<mpsc::UnboundedReceiver<Notification<K>>>,
     )> {
         let mut tasks = self.tasks.lock();
         if tasks.stopped {
@@ -197,8 +216,10 @@ impl<K: Send + Sync + 'static> Processor<K> {
         let (tx, rx) = mpsc::unbounded_channel();
         let listener = Listener {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            name,
             tx,
             pending: Arc::new(AtomicUsize::new(0)),
+            stats: Arc::new(ListenerStats::new()),
             requested_resync,
             resync_period,
             next_resync: Instant::now() + resync_period,
@@ -208,6 +229,7 @@ impl<K: Send + Sync + 'static> Processor<K> {
         let registration = ResourceEventHandlerRegistration {
             id: listener.id,
             pending: Arc::clone(&listener.pending),
+            stats: Arc::clone(&listener.stats),
             upstream: Arc::clone(&self.upstream),
             resync_period,
         };
@@ -219,6 +241,7 @@ impl<K: Send + Sync + 'static> Processor<K> {
                     handler,
                     rx,
                     Arc::clone(&listener.pending),
+                    Arc::clone(&listener.stats),
                     listener.cancel.clone(),
                 );
                 match tasks.handle.clone() {
@@ -231,8 +254,9 @@ impl<K: Send + Sync + 'static> Processor<K> {
             }
         };
         let mut listeners = self.listeners.write();
+        let now = Instant::now();
         replay(&|event| {
-            listener.send(event);
+            listener.send(event, now);
         });
         listeners.push(listener);
         Some((registration, rx))
@@ -262,9 +286,10 @@ impl<K: Send + Sync + 'static> Processor<K> {
         };
         let mut dead = false;
         {
+            let sent = Instant::now();
             let listeners = self.listeners.read();
             for listener in listeners.iter() {
-                if (!is_sync || listener.syncing) && !listener.send(event.clone()) {
+                if (!is_sync || listener.syncing) && !listener.send(event.clone(), sent) {
                     dead = true;
                 }
             }
@@ -300,6 +325,11 @@ impl<K: Send + Sync + 'static> Processor<K> {
     /// The number of listeners.
     pub(crate) fn len(&self) -> usize {
         self.listeners.read().len()
+    }
+
+    /// Each listener's pending notifications, in the order they were added.
+    pub(crate) fn handler_stats(&self) -> Vec<HandlerStats> {
+        self.listeners.read().iter().map(Listener::stats).collect()
     }
 
     /// Starts the tasks of the listeners added so far; later ones start as they are added.
@@ -349,8 +379,9 @@ impl<K: Send + Sync + 'static> Processor<K> {
 async fn run_listener<K: Send + Sync + 'static>(
     name: Arc<str>,
     handler: Arc<dyn ResourceEventHandler<K>>,
-    mut rx: mpsc::UnboundedReceiver<InformerEvent<K>>,
+    mut rx: mpsc::UnboundedReceiver<Notification<K>>,
     pending: Arc<AtomicUsize>,
+    stats: Arc<ListenerStats>,
     cancel: CancellationToken,
 ) {
     let mut batch = Vec::with_capacity(LISTENER_BATCH);
@@ -363,12 +394,14 @@ async fn run_listener<K: Send + Sync + 'static>(
         if received == 0 {
             return;
         }
-        for event in batch.drain(..) {
+        for (event, sent) in batch.drain(..) {
             if cancel.is_cancelled() {
                 return;
             }
             let initial = event.is_initial_add();
+            stats.taking(sent);
             call_handler(&name, &*handler, &event);
+            stats.done();
             if initial && pending.fetch_sub(1, Ordering::AcqRel) == 1 {
                 sync_changed();
             }

@@ -116,6 +116,19 @@ impl<K: Send + Sync + 'static> InformerQueue<K> {
         }
     }
 
+    /// The number of queued keys ([`DeltaFifo`]) or deltas ([`RealFifo`]).
+    pub fn len(&self) -> usize {
+        match self {
+            Self::Real(q) => q.len(),
+            Self::Delta(q) => q.len(),
+        }
+    }
+
+    /// Whether nothing is queued.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// Whether the queue is closed.
     pub fn is_closed(&self) -> bool {
         match self {

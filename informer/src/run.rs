@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 use crate::controller::{Controller, ControllerConfig, ProcessFunc};
 use crate::error::InformerError;
 use crate::informer::{Inner, SharedIndexInformer};
+use crate::metrics::CountingMetrics;
 use crate::process::apply_deltas;
 use crate::queue::InformerQueue;
 
@@ -96,9 +97,14 @@ fn start<K: Resource + Send + Sync + 'static>(
         .map_err(Into::into)
     });
     let weak = Arc::downgrade(inner);
+    let metrics = CountingMetrics {
+        inner: Arc::clone(lifecycle.reflector.metrics_provider()),
+        counters: Arc::clone(&inner.watch_counters),
+    };
     let reflector = lifecycle
         .reflector
         .clone()
+        .metrics(Arc::new(metrics))
         .name(inner.name.to_string())
         .resync_period(lifecycle.resync_check_period)
         .should_resync(move || {

@@ -8,7 +8,7 @@ use futures::Stream;
 use tokio::sync::mpsc;
 
 use crate::handler::InformerEvent;
-use crate::processor::ResourceEventHandlerRegistration;
+use crate::processor::{Notification, ResourceEventHandlerRegistration};
 
 /// The notifications of a [`SharedIndexInformer`](crate::SharedIndexInformer) as a [`Stream`],
 /// from [`event_stream`](crate::SharedIndexInformer::event_stream): for consumers who prefer
@@ -18,7 +18,7 @@ use crate::processor::ResourceEventHandlerRegistration;
 /// the informer stops. Its [`registration`](Self::registration) reports synced once the
 /// consumer has taken every initial item. Dropping the stream unsubscribes it.
 pub struct EventStream<K> {
-    rx: mpsc::UnboundedReceiver<InformerEvent<K>>,
+    rx: mpsc::UnboundedReceiver<Notification<K>>,
     registration: ResourceEventHandlerRegistration,
 }
 
@@ -33,7 +33,7 @@ impl<K> fmt::Debug for EventStream<K> {
 
 impl<K> EventStream<K> {
     pub(crate) fn new(
-        rx: mpsc::UnboundedReceiver<InformerEvent<K>>,
+        rx: mpsc::UnboundedReceiver<Notification<K>>,
         registration: ResourceEventHandlerRegistration,
     ) -> Self {
         Self { rx, registration }
@@ -56,11 +56,11 @@ impl<K> Stream for EventStream<K> {
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let polled = self.rx.poll_recv(cx);
-        if let Poll::Ready(Some(event)) = &polled
-            && event.is_initial_add()
-        {
-            self.registration.initial_item_taken();
-        }
-        polled
+        polled.map(|notification| {
+            notification.map(|(event, _sent)| {
+                self.registration.taken(&event);
+                event
+            })
+        })
     }
 }

@@ -14,7 +14,7 @@
 //! | [`factory`] | `kcache-factory` | `SharedInformerFactory` | `factory` (default) |
 //! | `leaderelection` | `kcache-leaderelection` | `LeaderElector` on Leases | `leaderelection` |
 //! | `events` | `kcache-events` | `EventBroadcaster`, `Recorder` for `events.k8s.io/v1` | `events` |
-//! | `prometheus_client` | `prometheus-client` | the registry; `PrometheusMetrics` in `workqueue` and `reflector` | `prometheus` |
+//! | `prometheus_client` | `prometheus-client` | the registry; `PrometheusMetrics` in `workqueue`, `reflector` and `informer`; `SharedInformerFactory::register_metrics` | `prometheus` |
 //!
 //! The Kubernetes crates it builds on are re-exported too ([`k8s_openapi`], [`kube_client`],
 //! [`kube_core`]); your binary still picks the Kubernetes version with a k8s-openapi feature.

@@ -51,22 +51,25 @@ async fn quick_start_through_the_facade_reconciles_every_object() {
     factory.shutdown().await;
 }
 
-/// The controller skeleton of the README: leader election gates the workers, the work queue
-/// exports its metrics, the reconciler records an Event.
+/// The controller skeleton of the README: leader election gates the workers, the factory's
+/// informers and the work queue export their metrics, the reconciler records an Event.
 #[cfg(all(feature = "leaderelection", feature = "events", feature = "prometheus"))]
 #[tokio::test]
-async fn a_leader_runs_the_workers_which_record_events_and_export_queue_metrics() {
+async fn a_leader_runs_the_workers_which_record_events_and_export_informer_and_queue_metrics() {
     use kcache::k8s_openapi::api::core::v1::ObjectReference;
     use kcache::prometheus_client::{encoding::text::encode, registry::Registry};
-    use kcache::workqueue::{PrometheusMetrics, WorkQueueConfig};
+    use kcache::workqueue::WorkQueueConfig;
     use kcache_apiserver::TestServer;
     use tokio_util::sync::CancellationToken;
 
     let server = TestServer::start().await.unwrap();
     let client = server.client().unwrap();
+    let factory = SharedInformerFactory::new(client.clone());
+    let config_maps = factory.informer::<ConfigMap>();
     let mut registry = Registry::default();
-    let metrics = PrometheusMetrics::default();
-    metrics.register(&mut registry);
+    let metrics = factory.register_metrics(&mut registry);
+    factory.start().unwrap();
+    assert!(factory.wait_for_cache_sync().await.values().all(|s| *s));
     let queue = WorkQueue::<String>::with_config(
         WorkQueueConfig::default()
             .name("configmaps")
@@ -124,6 +127,14 @@ async fn a_leader_runs_the_workers_which_record_events_and_export_queue_metrics(
         text.contains("workqueue_adds_total{name=\"configmaps\"} 1"),
         "{text}"
     );
+    let cached = config_maps.indexer().len();
+    assert!(
+        text.contains(&format!(
+            "informer_stored_items{{name=\"v1/ConfigMap\",group=\"\",version=\"v1\",resource=\"configmaps\"}} {cached}"
+        )),
+        "{text}"
+    );
+    factory.shutdown().await;
     let events: Api<kcache::k8s_openapi::api::events::v1::Event> =
         Api::namespaced(server.client().unwrap(), "default");
     let written = events.list(&Default::default()).await.unwrap();

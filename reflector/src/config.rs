@@ -148,6 +148,12 @@ impl ReflectorConfig {
         self
     }
 
+    /// The metrics provider set with [`metrics`](Self::metrics) (an informer wraps it to count
+    /// its own relists and watch restarts).
+    pub fn metrics_provider(&self) -> &Arc<dyn ReflectorMetrics> {
+        &self.metrics
+    }
+
     /// The backoff between list-and-watch rounds and between retried watches.
     #[must_use]
     pub fn backoff(mut self, backoff: BackoffConfig) -> Self {

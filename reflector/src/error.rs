@@ -56,6 +56,17 @@ impl ReflectorError {
             Self::Sync { .. } | Self::Resync { .. } => None,
         }
     }
+
+    /// The reason a relist after this error is counted under
+    /// ([`ReflectorMetrics::relist`](crate::ReflectorMetrics::relist)).
+    pub(crate) fn relist_reason(&self) -> &'static str {
+        match self {
+            Self::List { .. } => "list_error",
+            Self::Watch { .. } => "watch_error",
+            Self::Sync { .. } => "sync_error",
+            Self::Resync { .. } => "resync_error",
+        }
+    }
 }
 
 fn status(err: &ListWatchError) -> Option<&Status> {

@@ -41,6 +41,17 @@ pub trait ReflectorMetrics: Send + Sync + fmt::Debug {
     fn last_resource_version(&self, name: &str, resource_version: &str) {
         let _ = (name, resource_version);
     }
+    /// The reflector will list again because of `reason`: `expired` (410 from a watch),
+    /// `very_short_watch`, `watch_error`, `list_error`, `sync_error` or `resync_error`.
+    fn relist(&self, name: &str, reason: &str) {
+        let _ = (name, reason);
+    }
+    /// A watch ended and the next one resumes from the last synced resource version, because
+    /// of `reason`: `closed` (the server's timeout or a broken connection), `connection` (a
+    /// watch could not be opened) or `too_many_requests` (429).
+    fn watch_restart(&self, name: &str, reason: &str) {
+        let _ = (name, reason);
+    }
 }
 
 /// The default [`ReflectorMetrics`]: records nothing.

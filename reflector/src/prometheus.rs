@@ -22,11 +22,18 @@ struct Name {
     name: String,
 }
 
-/// The reflector's name and why an event was skipped.
+/// The reflector's name and a reason (why an event was skipped, a relist, a watch restart).
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct Skipped {
+struct Reason {
     name: String,
     reason: String,
+}
+
+fn reason(name: &str, reason: &str) -> Reason {
+    Reason {
+        name: name.to_owned(),
+        reason: reason.to_owned(),
+    }
 }
 
 type Histograms = Family<Name, Histogram, fn() -> Histogram>;
@@ -48,8 +55,9 @@ fn name(name: &str) -> Name {
 /// The reflector families: `reflector_lists_total`, `reflector_list_duration_seconds`,
 /// `reflector_items_per_list`, `reflector_list_errors_total`, `reflector_watches_total`,
 /// `reflector_watch_duration_seconds`, `reflector_items_per_watch`,
-/// `reflector_watch_events_total`, `reflector_skipped_events_total` (with `reason`) and
-/// `reflector_last_resource_version`, labelled with the reflector's `name`. One value serves
+/// `reflector_watch_events_total`, `reflector_skipped_events_total`, `reflector_relists_total`
+/// and `reflector_watch_restarts_total` (with `reason`) and `reflector_last_resource_version`,
+/// labelled with the reflector's `name`. One value serves
 /// every reflector: clone it into each config and [`register`](PrometheusMetrics::register)
 /// it once.
 #[derive(Debug, Clone)]
@@ -62,7 +70,9 @@ pub struct PrometheusMetrics {
     watch_duration: Histograms,
     items_per_watch: Histograms,
     events: Family<Name, Counter>,
-    skipped: Family<Skipped, Counter>,
+    skipped: Family<Reason, Counter>,
+    relists: Family<Reason, Counter>,
+    watch_restarts: Family<Reason, Counter>,
     last_resource_version: Family<Name, Gauge>,
     /// Each reflector's event counter, found without allocating a label on the watch path.
     event_counters: Arc<RwLock<HashMap<String, Counter>>>,
@@ -80,6 +90,8 @@ impl Default for PrometheusMetrics {
             items_per_watch: Family::new_with_constructor(items),
             events: Family::default(),
             skipped: Family::default(),
+            relists: Family::default(),
+            watch_restarts: Family::default(),
             last_resource_version: Family::default(),
             event_counters: Arc::default(),
         }
@@ -136,6 +148,16 @@ impl PrometheusMetrics {
             self.skipped.clone(),
         );
         r.register(
+            "reflector_relists",
+            "Total number of lists after the first of the reflectors, by reason",
+            self.relists.clone(),
+        );
+        r.register(
+            "reflector_watch_restarts",
+            "Total number of watches the reflectors resumed from their last resource version, by reason",
+            self.watch_restarts.clone(),
+        );
+        r.register(
             "reflector_last_resource_version",
             "Last resource version seen for the reflectors",
             self.last_resource_version.clone(),
@@ -187,12 +209,18 @@ impl ReflectorMetrics for PrometheusMetrics {
             .insert(reflector.to_owned(), counter);
     }
 
-    fn event_skipped(&self, reflector: &str, reason: &str) {
-        let label = Skipped {
-            name: reflector.to_owned(),
-            reason: reason.to_owned(),
-        };
-        self.skipped.get_or_create(&label).inc();
+    fn event_skipped(&self, reflector: &str, why: &str) {
+        self.skipped.get_or_create(&reason(reflector, why)).inc();
+    }
+
+    fn relist(&self, reflector: &str, why: &str) {
+        self.relists.get_or_create(&reason(reflector, why)).inc();
+    }
+
+    fn watch_restart(&self, reflector: &str, why: &str) {
+        self.watch_restarts
+            .get_or_create(&reason(reflector, why))
+            .inc();
     }
 
     fn last_resource_version(&self, reflector: &str, resource_version: &str) {
@@ -213,7 +241,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn families_after_a_list_a_watch_and_its_events() {
+    fn families_after_a_list_a_watch_its_events_a_watch_restart_and_a_relist() {
         let metrics = PrometheusMetrics::default();
         let mut registry = Registry::default();
         metrics.register(&mut registry);
@@ -227,6 +255,8 @@ mod tests {
         m.event_skipped("pods", "wrong kind");
         m.last_resource_version("pods", "43");
         m.watch_ended("pods", Duration::from_secs(300), 2);
+        m.watch_restart("pods", "closed");
+        m.relist("pods", "expired");
 
         let mut text = String::new();
         assert!(encode(&mut text, &registry).is_ok());
@@ -241,6 +271,8 @@ mod tests {
             "reflector_items_per_watch_sum{name=\"pods\"} 2.0",
             "reflector_watch_duration_seconds_sum{name=\"pods\"} 300.0",
             "reflector_last_resource_version{name=\"pods\"} 43",
+            "reflector_watch_restarts_total{name=\"pods\",reason=\"closed\"} 1",
+            "reflector_relists_total{name=\"pods\",reason=\"expired\"} 1",
         ] {
             assert!(text.lines().any(|l| l == line), "no `{line}` in\n{text}");
         }

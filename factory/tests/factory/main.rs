@@ -14,6 +14,7 @@ use kube_core::{ApiResource, DynamicObject, GroupVersionKind, Resource};
 use serde_json::json;
 
 mod crds;
+mod metrics;
 
 /// How long a test waits for an event it expects before failing.
 const PATIENCE: Duration = Duration::from_secs(20);
@@ -315,8 +316,9 @@ async fn metadata_informer_caches_metadata_only() {
     factory.shutdown().await;
 }
 
-#[tokio::test]
-async fn typed_and_dynamic_informers_sync_and_follow_changes() {
+/// A server serving the namespaced custom resource `widgets.example.com/v1` (returned), with a
+/// namespace `ns` holding the ConfigMap `first`.
+async fn widgets_server() -> (TestServer, Client, ApiResource) {
     let gvk = GroupVersionKind::gvk("example.com", "v1", "Widget");
     let widgets = ApiResource::from_gvk_with_plural(&gvk, "widgets");
     let server =
@@ -329,6 +331,12 @@ async fn typed_and_dynamic_informers_sync_and_follow_changes() {
         .await
         .unwrap();
     create_cm(&client, "ns", "first", &[]).await;
+    (server, client, widgets)
+}
+
+#[tokio::test]
+async fn typed_and_dynamic_informers_sync_and_follow_changes() {
+    let (_server, client, widgets) = widgets_server().await;
 
     let factory = SharedInformerFactory::new(client.clone());
     let cms = factory.informer::<ConfigMap>();

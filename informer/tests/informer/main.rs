@@ -6,6 +6,8 @@ mod e2e;
 mod handlers;
 mod hostile;
 mod logs;
+#[cfg(feature = "prometheus")]
+mod metrics;
 mod object_cache;
 mod processor;
 mod queue_semantics;

@@ -111,6 +111,9 @@ where
             tracing::debug!("starting reflector");
             while !shutdown.is_cancelled() {
                 if let Err(err) = self.list_and_watch(shutdown.clone()).await {
+                    if !shutdown.is_cancelled() {
+                        self.config.metrics.relist(&self.name, err.relist_reason());
+                    }
                     self.handle_error(&err);
                 }
                 if !self.backoff_sleep(&shutdown).await {

@@ -181,6 +181,12 @@ where
                         Ok(s) => s,
                         Err(err) if is_watch_error_retriable(&err) => {
                             tracing::debug!(name = %self.name, error = &err as &dyn std::error::Error, "watch failed, backing off");
+                            let reason = if is_too_many_requests(&err) {
+                                "too_many_requests"
+                            } else {
+                                "connection"
+                            };
+                            self.config.metrics.watch_restart(&self.name, reason);
                             if !self.backoff_sleep(shutdown).await {
                                 return Ok(());
                             }
@@ -207,25 +213,32 @@ where
                 .instrument(span)
                 .await;
             drop(current);
+            let metrics = &*self.config.metrics;
             match end {
-                WatchEnd::Closed | WatchEnd::InitialEventsEnd => {}
+                WatchEnd::Closed | WatchEnd::InitialEventsEnd => {
+                    metrics.watch_restart(&self.name, "closed");
+                }
                 WatchEnd::Stopped => return Ok(()),
                 WatchEnd::VeryShort => {
                     tracing::warn!(name = %self.name, "very short watch: unexpected watch close - watch lasted less than a second and no items received");
+                    metrics.relist(&self.name, "very_short_watch");
                     return Ok(());
                 }
                 WatchEnd::Failed(err) if is_expired(&err) => {
                     tracing::debug!(name = %self.name, error = &err as &dyn std::error::Error, "watch closed");
+                    metrics.relist(&self.name, "expired");
                     return Ok(());
                 }
                 WatchEnd::Failed(err) if is_too_many_requests(&err) => {
                     tracing::debug!(name = %self.name, "watch returned 429, backing off");
+                    metrics.watch_restart(&self.name, "too_many_requests");
                     if !self.backoff_sleep(shutdown).await {
                         return Ok(());
                     }
                 }
                 WatchEnd::Failed(err) => {
                     tracing::warn!(name = %self.name, error = &err as &dyn std::error::Error, "watch ended with error");
+                    metrics.relist(&self.name, "watch_error");
                     return Ok(());
                 }
             }
