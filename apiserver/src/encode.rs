@@ -134,7 +134,7 @@ pub(crate) fn table(
 ) -> Bytes {
     let rows: Vec<Value> = items
         .iter()
-        .map(|o| printers::row(def, &crate::convert::served(def, o), form.include))
+        .map(|o| printers::row(def, o, &crate::convert::served(def, o), form.include))
         .collect();
     let columns = if form.columns {
         Value::Array(printers::columns(def))

@@ -84,13 +84,15 @@ fn to_v1(data: &mut Map<String, Value>, annotations: &mut Annotations) {
     let metrics = take_array(&mut spec, "metrics");
     let cpu_target =
         |m: &Value| is_cpu(m) && !m["resource"]["target"]["averageUtilization"].is_null();
-    if let Some(cpu) = metrics.iter().find(|m| is_cpu(m)) {
-        let utilization = &cpu["resource"]["target"]["averageUtilization"];
-        if !utilization.is_null() {
-            spec.insert("targetCPUUtilizationPercentage".into(), utilization.clone());
-        }
+    if let Some(cpu) = metrics.iter().find(|m| cpu_target(m)) {
+        let utilization = cpu["resource"]["target"]["averageUtilization"].clone();
+        spec.insert("targetCPUUtilizationPercentage".into(), utilization);
     }
-    let others: Vec<Value> = metrics.into_iter().filter(|m| !cpu_target(m)).collect();
+    let others: Vec<Value> = metrics
+        .iter()
+        .filter(|m| !cpu_target(m))
+        .map(|m| metric_v1(m, Part::Spec))
+        .collect();
     if !others.is_empty() {
         annotations.insert(METRICS.into(), encode(&Value::Array(others)));
     }
@@ -114,6 +116,7 @@ fn to_v1(data: &mut Map<String, Value>, annotations: &mut Annotations) {
         );
     }
     if !current.is_empty() {
+        let current: Vec<Value> = current.iter().map(|m| metric_v1(m, Part::Status)).collect();
         annotations.insert(CURRENT_METRICS.into(), encode(&Value::Array(current)));
     }
     let conditions = take_array(&mut status, "conditions");
@@ -134,16 +137,17 @@ fn annotation(round_trip: &Annotations, key: &str) -> Option<Value> {
 /// v1 to v2 (internal): Convert_v1_HorizontalPodAutoscaler_To_autoscaling_HorizontalPodAutoscaler.
 fn to_v2(data: &mut Map<String, Value>, round_trip: &Annotations) {
     let mut spec = take_object(data, "spec");
-    let mut metrics = Vec::new();
+    // The annotation's metrics first, then the CPU target (as conversion.go fills them).
+    let mut metrics: Vec<Value> = match annotation(round_trip, METRICS) {
+        Some(Value::Array(others)) => others.iter().map(|m| metric_v2(m, Part::Spec)).collect(),
+        _ => Vec::new(),
+    };
     if let Some(target) = spec
         .remove("targetCPUUtilizationPercentage")
         .filter(|t| !t.is_null())
     {
         metrics.push(json!({"type": "Resource", "resource": {
             "name": "cpu", "target": {"type": "Utilization", "averageUtilization": target}}}));
-    }
-    if let Some(Value::Array(others)) = annotation(round_trip, METRICS) {
-        metrics.extend(others);
     }
     if metrics.is_empty() {
         metrics.push(json!({"type": "Resource", "resource": {
@@ -161,22 +165,152 @@ fn to_v2(data: &mut Map<String, Value>, round_trip: &Annotations) {
         .remove("currentCPUUtilizationPercentage")
         .filter(|c| !c.is_null());
     match (annotation(round_trip, CURRENT_METRICS), cpu) {
-        (Some(current), _) => {
-            status.insert("currentMetrics".into(), current);
+        (Some(Value::Array(current)), _) => {
+            let current: Vec<Value> = current.iter().map(|m| metric_v2(m, Part::Status)).collect();
+            status.insert("currentMetrics".into(), Value::Array(current));
         }
-        (None, Some(cpu)) => {
+        (_, Some(cpu)) => {
             status.insert(
                 "currentMetrics".into(),
                 json!([{"type": "Resource", "resource": {
                 "name": "cpu", "current": {"averageUtilization": cpu}}}]),
             );
         }
-        (None, None) => {}
+        (_, None) => {}
     }
     if let Some(conditions) = annotation(round_trip, CONDITIONS) {
         status.insert("conditions".into(), conditions);
     }
     data.insert("status".into(), Value::Object(status));
+}
+
+/// A metric of a spec (`MetricSpec`) or of a status (`MetricStatus`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Part {
+    Spec,
+    Status,
+}
+
+/// The fields of a v1 metric source (as the round-trip annotations carry it) and where v2
+/// holds them, per source type: the Convert_*MetricSource/Status functions of conversion.go.
+fn metric_fields(ty: &str, part: Part) -> &'static [(&'static str, &'static str)] {
+    match (ty, part) {
+        ("Object", Part::Spec) => &[
+            ("target", "describedObject"),
+            ("metricName", "metric.name"),
+            ("selector", "metric.selector"),
+            ("targetValue", "target.value"),
+            ("averageValue", "target.averageValue"),
+        ],
+        ("Object", Part::Status) => &[
+            ("target", "describedObject"),
+            ("metricName", "metric.name"),
+            ("selector", "metric.selector"),
+            ("currentValue", "current.value"),
+            ("averageValue", "current.averageValue"),
+        ],
+        ("Pods", Part::Spec) => &[
+            ("metricName", "metric.name"),
+            ("selector", "metric.selector"),
+            ("targetAverageValue", "target.averageValue"),
+        ],
+        ("Pods", Part::Status) => &[
+            ("metricName", "metric.name"),
+            ("selector", "metric.selector"),
+            ("currentAverageValue", "current.averageValue"),
+        ],
+        ("Resource" | "ContainerResource", Part::Spec) => &[
+            ("name", "name"),
+            ("container", "container"),
+            ("targetAverageUtilization", "target.averageUtilization"),
+            ("targetAverageValue", "target.averageValue"),
+        ],
+        ("Resource" | "ContainerResource", Part::Status) => &[
+            ("name", "name"),
+            ("container", "container"),
+            ("currentAverageUtilization", "current.averageUtilization"),
+            ("currentAverageValue", "current.averageValue"),
+        ],
+        ("External", Part::Spec) => &[
+            ("metricName", "metric.name"),
+            ("metricSelector", "metric.selector"),
+            ("targetValue", "target.value"),
+            ("targetAverageValue", "target.averageValue"),
+        ],
+        ("External", Part::Status) => &[
+            ("metricName", "metric.name"),
+            ("metricSelector", "metric.selector"),
+            ("currentValue", "current.value"),
+            ("currentAverageValue", "current.averageValue"),
+        ],
+        _ => &[],
+    }
+}
+
+/// The key of a metric's source: `Resource` is under `resource`, `ContainerResource` under
+/// `containerResource`...
+fn source_key(ty: &str) -> String {
+    let mut chars = ty.chars();
+    chars
+        .next()
+        .map(|c| c.to_ascii_lowercase().to_string() + chars.as_str())
+        .unwrap_or_default()
+}
+
+fn at<'a>(value: &'a Value, path: &str) -> Option<&'a Value> {
+    path.split('.')
+        .try_fold(value, |v, k| v.get(k))
+        .filter(|v| !v.is_null())
+}
+
+fn put(value: &mut Value, path: &str, field: Value) {
+    let mut target = value;
+    for key in path.split('.') {
+        target = &mut target[key];
+    }
+    *target = field;
+}
+
+/// Copies the fields of one metric source between the forms `from` and `to` of the table.
+fn convert_metric(metric: &Value, part: Part, to_v1: bool) -> Value {
+    let ty = metric["type"].as_str().unwrap_or("");
+    let key = source_key(ty);
+    let mut source = json!({});
+    for (v1, v2) in metric_fields(ty, part) {
+        let (from, to) = if to_v1 { (v2, v1) } else { (v1, v2) };
+        if let Some(field) = at(&metric[&key], from) {
+            put(&mut source, to, field.clone());
+        }
+    }
+    json!({"type": ty, key: source})
+}
+
+/// A v2 metric in the v1 form of the round-trip annotations.
+fn metric_v1(metric: &Value, part: Part) -> Value {
+    convert_metric(metric, part, true)
+}
+
+/// A v1 metric of a round-trip annotation in the v2 form, its target's type inferred as
+/// conversion.go does (a utilization, a value or an average value).
+fn metric_v2(metric: &Value, part: Part) -> Value {
+    let mut out = convert_metric(metric, part, false);
+    let ty = metric["type"].as_str().unwrap_or("");
+    if part == Part::Spec {
+        let source = &metric[source_key(ty)];
+        let set = |k: &str| at(source, k).is_some();
+        let target_type = match ty {
+            "Resource" | "ContainerResource" if set("targetAverageUtilization") => "Utilization",
+            "Object" if !set("averageValue") => "Value",
+            "External" if set("targetValue") => "Value",
+            _ => "AverageValue",
+        };
+        put(
+            &mut out,
+            &format!("{}.target.type", source_key(ty)),
+            json!(target_type),
+        );
+    }
+    out
 }
 
 #[cfg(test)]
@@ -250,7 +384,11 @@ mod tests {
         );
         let v1 = convert(&v2, "autoscaling/v1");
         let annotations = v1.meta().annotations.clone().unwrap();
-        assert_eq!(annotations[METRICS], json!([memory]).to_string());
+        let memory_v1 = json!([{"type": "Resource", "resource": {"name": "memory", "targetAverageValue": "500Mi"}}]);
+        assert_eq!(
+            serde_json::from_str::<Value>(&annotations[METRICS]).unwrap(),
+            memory_v1
+        );
         assert!(annotations.contains_key(BEHAVIOR));
         assert!(annotations.contains_key(CONDITIONS));
         assert_eq!(v1.to_value()["spec"]["targetCPUUtilizationPercentage"], 70);
@@ -260,5 +398,34 @@ mod tests {
         assert_eq!(value["spec"]["behavior"], behavior);
         assert_eq!(value["status"]["conditions"], conditions);
         assert_eq!(value["spec"]["metrics"].as_array().unwrap().len(), 2);
+    }
+
+    // Convert_autoscaling_{Object,External,Pods}MetricSource_To_v1_* and back (the target
+    // type inferred from the v1 fields).
+    #[test]
+    fn object_external_and_pods_metrics_take_their_v1_forms_and_back() {
+        let object = json!({"type": "Object", "object": {
+            "describedObject": {"kind": "Ingress", "name": "main", "apiVersion": "networking.k8s.io/v1"},
+            "metric": {"name": "hits"}, "target": {"type": "Value", "value": "10k"}}});
+        let external = json!({"type": "External", "external": {
+            "metric": {"name": "queue"}, "target": {"type": "AverageValue", "averageValue": "30"}}});
+        let pods = json!({"type": "Pods", "pods": {
+            "metric": {"name": "qps"}, "target": {"type": "AverageValue", "averageValue": "1"}}});
+        assert_eq!(
+            metric_v1(&object, Part::Spec),
+            json!({"type": "Object", "object": {
+                "target": {"kind": "Ingress", "name": "main", "apiVersion": "networking.k8s.io/v1"},
+                "metricName": "hits", "targetValue": "10k"}})
+        );
+        assert_eq!(
+            metric_v1(&external, Part::Spec),
+            json!({"type": "External", "external": {"metricName": "queue", "targetAverageValue": "30"}})
+        );
+        for metric in [object, external, pods] {
+            assert_eq!(
+                metric_v2(&metric_v1(&metric, Part::Spec), Part::Spec),
+                metric
+            );
+        }
     }
 }

@@ -11,7 +11,6 @@
 //! stored object is what list, get and watch answers copy), so only requests through another
 //! version than the stored one pay for a conversion.
 
-use std::borrow::Cow;
 use std::sync::Arc;
 
 use crate::object::Object;
@@ -45,15 +44,5 @@ fn convert(def: &ResourceDef, obj: &Object, api_version: &str) -> Object {
             out.set_type(api_version, &def.api.kind);
             out
         }
-    }
-}
-
-/// A HorizontalPodAutoscaler of either version in its stored (v2) form, which its printer
-/// reads (as Kubernetes prints the internal object).
-pub(crate) fn autoscaler_v2(obj: &Object) -> Cow<'_, Object> {
-    if obj.api_version() == "autoscaling/v2" {
-        Cow::Borrowed(obj)
-    } else {
-        Cow::Owned(hpa::convert(obj, "autoscaling/v2"))
     }
 }

@@ -42,9 +42,10 @@ impl RequestCtx<'_> {
 
     /// Encodes one object in the asked format and the request's version.
     pub(crate) fn object_response(&self, code: u16, obj: &Arc<Object>) -> Response {
-        let obj = &crate::convert::served(self.def, obj);
         match self.format {
-            Format::Json => json_response(code, obj.raw().clone()),
+            Format::Json => {
+                json_response(code, crate::convert::served(self.def, obj).raw().clone())
+            }
             Format::Table(version, include) => {
                 let meta = ListMeta {
                     resource_version: obj.resource_version_u64(),

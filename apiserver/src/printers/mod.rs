@@ -101,8 +101,15 @@ pub(crate) fn columns(def: &ResourceDef) -> Vec<Value> {
     out
 }
 
-/// The row of `obj` in `def`'s table.
-pub(crate) fn row(def: &ResourceDef, obj: &Object, include: IncludeObject) -> Value {
+/// The row of `obj` (as stored) in `def`'s table: its cells printed from the stored object, as
+/// Kubernetes prints the internal one, and the object or metadata it carries as `served` (in
+/// the version the request addresses).
+pub(crate) fn row(
+    def: &ResourceDef,
+    obj: &Object,
+    served: &Object,
+    include: IncludeObject,
+) -> Value {
     let data = obj.data();
     let mut cells = vec![Value::String(cells::name(obj))];
     match builtin(def) {
@@ -120,9 +127,9 @@ pub(crate) fn row(def: &ResourceDef, obj: &Object, include: IncludeObject) -> Va
     match include {
         IncludeObject::None => {}
         IncludeObject::Metadata => {
-            row["object"] = json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": obj.full_meta()});
+            row["object"] = json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": served.full_meta()});
         }
-        IncludeObject::Object => row["object"] = obj.to_value(),
+        IncludeObject::Object => row["object"] = served.to_value(),
     }
     row
 }
@@ -160,7 +167,7 @@ mod tests {
         let def = custom(PrinterColumn::defaults());
         let names: Vec<Value> = columns(&def).iter().map(|c| c["name"].clone()).collect();
         assert_eq!(names, [json!("Name"), json!("Age")]);
-        let row = row(&def, &widget(), IncludeObject::None);
+        let row = row(&def, &widget(), &widget(), IncludeObject::None);
         assert_eq!(row, json!({"cells": ["w", "2024-01-02T03:04:05Z"]}));
     }
 
@@ -176,7 +183,7 @@ mod tests {
         };
         let def = custom(vec![size]);
         assert_eq!(columns(&def)[1]["type"], "integer");
-        let row = row(&def, &widget(), IncludeObject::Object);
+        let row = row(&def, &widget(), &widget(), IncludeObject::Object);
         assert_eq!(row["cells"], json!(["w", 3]));
         assert_eq!(row["object"]["spec"]["size"], 3);
     }

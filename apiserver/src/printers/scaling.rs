@@ -1,5 +1,6 @@
 //! Printers of HorizontalPodAutoscalers and PodDisruptionBudgets
 //! (`printHorizontalPodAutoscaler` with `formatHPAMetrics`, `printPodDisruptionBudget`).
+//! Autoscalers are printed from their stored (v2) form, whatever version a request addresses.
 
 use serde_json::{Map, Value, json};
 
@@ -142,13 +143,11 @@ fn targets(data: &Data) -> String {
     }
 }
 
-fn hpa(obj: &Object, _data: &Data) -> Vec<Value> {
-    let v2 = crate::convert::autoscaler_v2(obj);
-    let data = v2.data();
+fn hpa(obj: &Object, data: &Data) -> Vec<Value> {
     let reference = format!(
         "{}/{}",
-        text(&data, "/spec/scaleTargetRef/kind"),
-        text(&data, "/spec/scaleTargetRef/name")
+        text(data, "/spec/scaleTargetRef/kind"),
+        text(data, "/spec/scaleTargetRef/name")
     );
     let min = match data
         .get("spec")
@@ -160,10 +159,10 @@ fn hpa(obj: &Object, _data: &Data) -> Vec<Value> {
     };
     vec![
         json!(reference),
-        json!(targets(&data)),
+        json!(targets(data)),
         json!(min),
-        json!(int(&data, "/spec/maxReplicas")),
-        json!(int(&data, "/status/currentReplicas")),
+        json!(int(data, "/spec/maxReplicas")),
+        json!(int(data, "/status/currentReplicas")),
         age(obj),
     ]
 }

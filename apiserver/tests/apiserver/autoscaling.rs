@@ -61,7 +61,8 @@ async fn v2_metrics_v1_cannot_hold_round_trip_through_annotations(backend: Backe
         .unwrap();
     assert_eq!(
         serde_json::from_str::<Value>(annotation).unwrap(),
-        json!([memory])
+        json!([{"type": "Resource", "resource": {"name": "memory", "targetAverageValue": "500Mi"}}]),
+        "v1's MetricSpec form"
     );
     let mut update = as_v1.clone();
     update["spec"]["maxReplicas"] = json!(6);

@@ -143,11 +143,15 @@ async fn autoscaler_and_budget_tables_print_targets_and_budgets() {
             {"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 60}}},
             {"type": "Resource", "resource": {"name": "memory", "target": {"type": "AverageValue", "averageValue": "500Mi"}}},
             {"type": "Pods", "pods": {"metric": {"name": "qps"}, "target": {"type": "AverageValue", "averageValue": "10"}}}]}})).await;
+    let v1 = "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers";
+    // Lists and gets through either version print the stored object.
     for path in [
-        hpas,
-        "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers",
+        hpas.to_owned(),
+        v1.to_owned(),
+        format!("{hpas}/web"),
+        format!("{v1}/web"),
     ] {
-        let (columns, _, cells) = printed(&c, path).await;
+        let (columns, _, cells) = printed(&c, &path).await;
         assert_eq!(
             columns,
             [
