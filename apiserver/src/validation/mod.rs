@@ -205,6 +205,65 @@ pub(crate) fn meta_causes(meta: &ObjectMeta) -> Vec<Cause> {
     causes
 }
 
+/// `ValidateLabelSelector` (apimachinery's `meta/v1/validation`) of the selector at `path`: its
+/// `matchLabels` keys and values, and each requirement's operator, values and key.
+pub(crate) fn label_selector(path: &str, selector: &Value) -> Vec<Cause> {
+    let mut causes = Vec::new();
+    let labels = format!("{path}.matchLabels");
+    for (key, value) in selector
+        .get("matchLabels")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
+        causes.extend(
+            qualified_name_errors(key)
+                .iter()
+                .map(|m| (labels.clone(), invalid_value(key, m))),
+        );
+        let value = value.as_str().unwrap_or("");
+        causes.extend(
+            label_value_errors(value)
+                .iter()
+                .map(|m| (labels.clone(), invalid_value(value, m))),
+        );
+    }
+    let requirements = selector.get("matchExpressions").and_then(Value::as_array);
+    for (i, r) in requirements.into_iter().flatten().enumerate() {
+        let at = format!("{path}.matchExpressions[{i}]");
+        let values = field::requirement_values(r);
+        match r["operator"].as_str().unwrap_or("") {
+            "In" | "NotIn" if values.is_empty() => causes.push(field::required(
+                &format!("{at}.values"),
+                "must be specified when `operator` is 'In' or 'NotIn'",
+            )),
+            "Exists" | "DoesNotExist" if !values.is_empty() => causes.push(field::forbidden(
+                &format!("{at}.values"),
+                "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+            )),
+            "In" | "NotIn" | "Exists" | "DoesNotExist" => {}
+            other => causes.push((
+                format!("{at}.operator"),
+                invalid_value(other, "not a valid selector operator"),
+            )),
+        }
+        let key = r["key"].as_str().unwrap_or("");
+        causes.extend(
+            qualified_name_errors(key)
+                .iter()
+                .map(|m| (format!("{at}.key"), invalid_value(key, m))),
+        );
+        for (j, value) in values.iter().enumerate() {
+            causes.extend(
+                label_value_errors(value)
+                    .iter()
+                    .map(|m| (format!("{at}.values[{j}]"), invalid_value(value, m))),
+            );
+        }
+    }
+    causes
+}
+
 /// 422 Invalid of an object of `def`'s kind named `name`.
 pub(crate) fn invalid(def: &ResourceDef, name: &str, causes: &[Cause]) -> ApiError {
     ApiError::invalid(&def.api.group, &def.api.kind, name, causes)

@@ -79,9 +79,17 @@ fn policy_port(path: &str, port: &Value, causes: &mut Vec<Cause>) {
     }
 }
 
-/// `ValidateNetworkPolicyPeer`: one peer, an ipBlock with a CIDR and alone.
+/// `ValidateNetworkPolicyPeer`: valid selectors, one peer, an ipBlock with a CIDR and alone.
 fn policy_peer(path: &str, peer: &Value, causes: &mut Vec<Cause>) {
     let present = |k: &str| peer.get(k).is_some_and(|v| !v.is_null());
+    for selector in ["podSelector", "namespaceSelector"] {
+        if present(selector) {
+            causes.extend(super::label_selector(
+                &format!("{path}.{selector}"),
+                &peer[selector],
+            ));
+        }
+    }
     let peers = ["podSelector", "namespaceSelector", "ipBlock"]
         .iter()
         .filter(|k| present(k))
@@ -99,10 +107,15 @@ fn policy_peer(path: &str, peer: &Value, causes: &mut Vec<Cause>) {
     }
 }
 
-/// `ValidateNetworkPolicySpec`: ports and peers of the rules, and the policy types.
+/// `ValidateNetworkPolicySpec`: the pod selector, ports and peers of the rules, and the policy
+/// types.
 pub(crate) fn network_policy(data: &Data) -> Vec<Cause> {
     let mut causes = Vec::new();
     let spec = data.get("spec").unwrap_or(&Value::Null);
+    causes.extend(super::label_selector(
+        "spec.podSelector",
+        &spec["podSelector"],
+    ));
     for (direction, peers) in [("ingress", "from"), ("egress", "to")] {
         for (i, rule) in items(spec, direction) {
             for (j, port) in items(rule, "ports") {

@@ -42,7 +42,7 @@ fn int_or_percent(path: &str, value: &Value, causes: &mut Vec<Cause>) {
 }
 
 /// `ValidatePodDisruptionBudgetSpec`: one of minAvailable and maxUnavailable, each an
-/// int-or-percent, and a supported unhealthy pod eviction policy.
+/// int-or-percent, a valid selector and a supported unhealthy pod eviction policy.
 pub(crate) fn pod_disruption_budget(data: &Data) -> Vec<Cause> {
     let mut causes = Vec::new();
     let spec = data.get("spec").unwrap_or(&Value::Null);
@@ -60,6 +60,9 @@ pub(crate) fn pod_disruption_budget(data: &Data) -> Vec<Cause> {
     }
     if let Some(max) = max {
         int_or_percent("spec.maxUnavailable", max, &mut causes);
+    }
+    if let Some(selector) = spec.get("selector").filter(|s| !s.is_null()) {
+        causes.extend(super::label_selector("spec.selector", selector));
     }
     const POLICIES: &[&str] = &["AlwaysAllow", "IfHealthyBudget"];
     if let Some(policy) = spec["unhealthyPodEvictionPolicy"]

@@ -278,7 +278,8 @@ async fn volumes_and_claims_need_modes_capacity_and_keep_their_spec() {
 }
 
 // pkg/apis/networking/validation/validation_test.go (TestValidateNetworkPolicy: invalid
-// port numbers and protocols, an ipBlock without cidr, unsupported policy types).
+// port numbers and protocols, an ipBlock without cidr, unsupported policy types, selectors
+// with an In requirement without values or a bad label key).
 #[tokio::test]
 async fn a_network_policy_with_bad_ports_peers_or_types_is_422() {
     let s = start().await;
@@ -288,8 +289,9 @@ async fn a_network_policy_with_bad_ports_peers_or_types_is_422() {
         "NetworkPolicy",
         "np",
         json!({"spec": {
-        "podSelector": {},
-        "ingress": [{"ports": [{"port": 70000}, {"protocol": "ICMP", "port": 80}], "from": [{"ipBlock": {}}]}],
+        "podSelector": {"matchExpressions": [{"key": "app", "operator": "In"}]},
+        "ingress": [{"ports": [{"port": 70000}, {"protocol": "ICMP", "port": 80}],
+                     "from": [{"ipBlock": {}}, {"podSelector": {"matchLabels": {"bad key": "v"}}}]}],
         "policyTypes": ["Ingress", "Sideways"]}}),
     );
     assert_eq!(
@@ -301,6 +303,10 @@ async fn a_network_policy_with_bad_ports_peers_or_types_is_422() {
         .await,
         [
             cause(
+                "spec.podSelector.matchExpressions[0].values",
+                "Required value: must be specified when `operator` is 'In' or 'NotIn'",
+            ),
+            cause(
                 "spec.ingress[0].ports[0].port",
                 "Invalid value: 70000: must be between 1 and 65535, inclusive"
             ),
@@ -309,6 +315,10 @@ async fn a_network_policy_with_bad_ports_peers_or_types_is_422() {
                 "Unsupported value: \"ICMP\": supported values: \"TCP\", \"UDP\", \"SCTP\""
             ),
             cause("spec.ingress[0].from[0].ipBlock.cidr", "Required value"),
+            cause(
+                "spec.ingress[0].from[1].podSelector.matchLabels",
+                "Invalid value: \"bad key\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+            ),
             cause(
                 "spec.policyTypes[1]",
                 "Unsupported value: \"Sideways\": supported values: \"Ingress\", \"Egress\""
@@ -319,7 +329,8 @@ async fn a_network_policy_with_bad_ports_peers_or_types_is_422() {
 
 // pkg/apis/policy/validation/validation_test.go (TestValidateMinAvailablePodDisruptionBudget
 // Spec, TestValidateMinAvailablePodAndMaxUnavailableDisruptionBudgetSpec: negative, over 100%
-// and malformed percentages; TestValidateUnhealthyPodEvictionPolicyDisruptionBudgetSpec).
+// and malformed percentages; TestValidateUnhealthyPodEvictionPolicyDisruptionBudgetSpec) and
+// apimachinery's meta/v1/validation (TestValidateLabelSelector: an unknown operator).
 #[tokio::test]
 async fn a_pdb_with_bad_budgets_or_policy_is_422() {
     let s = start().await;
@@ -363,6 +374,20 @@ async fn a_pdb_with_bad_budgets_or_policy_is_422() {
         [cause(
             "spec.minAvailable",
             "Invalid value: 1.5: a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')"
+        )]
+    );
+    let selector =
+        json!({"matchExpressions": [{"key": "app", "operator": "Bogus", "values": ["a"]}]});
+    assert_eq!(
+        refused(
+            &c,
+            path,
+            &pdb(json!({"minAvailable": 1, "selector": selector}))
+        )
+        .await,
+        [cause(
+            "spec.selector.matchExpressions[0].operator",
+            "Invalid value: \"Bogus\": not a valid selector operator"
         )]
     );
 }
