@@ -174,7 +174,7 @@ async fn discovery_lists_autoscaling_v2_and_v1() {
 }
 
 #[test]
-fn kubectl_autoscale_creates_an_autoscaler_kubectl_get_hpa_lists() {
+fn kubectl_autoscale_get_hpa_and_apply_of_a_v1_manifest_work() {
     let Some((kc, server, dir)) = session("autoscale") else {
         return;
     };
@@ -254,6 +254,39 @@ fn kubectl_autoscale_creates_an_autoscaler_kubectl_get_hpa_lists() {
         ],
     );
     assert_eq!(v1, "60");
+    // kubectl apply of a v1 manifest: created, then configured by a strategic merge patch
+    // through v1.
+    let file = dir.join("hpa.yaml");
+    let manifest = |max: u32| {
+        format!(
+            "apiVersion: autoscaling/v1\nkind: HorizontalPodAutoscaler\nmetadata:\n  name: api\nspec:\n  scaleTargetRef: {{apiVersion: apps/v1, kind: Deployment, name: web}}\n  maxReplicas: {max}\n  targetCPUUtilizationPercentage: 70\n"
+        )
+    };
+    std::fs::write(&file, manifest(3)).unwrap();
+    let path = file.to_str().unwrap();
+    let out = kubectl(&kc, &server, &["apply", "-f", path]);
+    assert!(
+        out.contains("horizontalpodautoscaler.autoscaling/api created"),
+        "{out}"
+    );
+    std::fs::write(&file, manifest(8)).unwrap();
+    let out = kubectl(&kc, &server, &["apply", "-f", path]);
+    assert!(
+        out.contains("horizontalpodautoscaler.autoscaling/api configured"),
+        "{out}"
+    );
+    let max = kubectl(
+        &kc,
+        &server,
+        &[
+            "get",
+            "hpa",
+            "api",
+            "-o",
+            "jsonpath={.spec.maxReplicas} {.spec.metrics[0].resource.target.averageUtilization}",
+        ],
+    );
+    assert_eq!(max, "8 70");
     drop(server);
     let _ = std::fs::remove_dir_all(&dir);
 }
