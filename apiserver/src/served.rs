@@ -15,11 +15,13 @@ use crate::resource::ResourceDef;
 use crate::storage::Storage;
 use kcache_reflector::{Reflector, ReflectorConfig};
 
-/// One resource's watch cache and the token that stops its reflector.
+/// One resource's watch cache, the token that stops its reflector, and the resource as served
+/// now (its stored version first: a CRD's storage version may change while the cache stays).
 #[derive(Debug, Clone)]
 struct CacheEntry {
     cache: Arc<WatchCache>,
     stop: CancellationToken,
+    def: Arc<ResourceDef>,
 }
 
 /// A snapshot of the served resources (every version of each) and one watch cache per
@@ -54,7 +56,11 @@ impl CacheStarter<'_> {
         );
         let token = stop.child_token();
         tokio::spawn(async move { reflector.run(token).await });
-        CacheEntry { cache, stop }
+        CacheEntry {
+            cache,
+            stop,
+            def: Arc::clone(def),
+        }
     }
 }
 
@@ -83,6 +89,15 @@ impl Served {
         self.caches.values().map(|e| &e.cache)
     }
 
+    /// The resource of `group`/`plural` as served now, its stored version first (writes
+    /// through it store objects in the current storage version, whatever the version of the
+    /// resource its cache was started with).
+    pub(crate) fn stored(&self, group: &str, plural: &str) -> Option<&Arc<ResourceDef>> {
+        self.caches
+            .get(&(group.to_owned(), plural.to_owned()))
+            .map(|e| &e.def)
+    }
+
     /// This set with the versions of `group`/`plural` replaced by `defs` (the first is the one
     /// stored and cached; none: the resource is no longer served, its cache stops and its
     /// watchers' streams end).
@@ -108,7 +123,8 @@ impl Served {
                 }
                 next.caches
                     .entry(key)
-                    .or_insert_with(|| starter.start(first));
+                    .or_insert_with(|| starter.start(first))
+                    .def = Arc::clone(first);
             }
             None => {
                 if let Some(old) = next.caches.remove(&key) {

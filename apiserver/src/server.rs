@@ -403,15 +403,19 @@ impl ApiServer {
     }
 
     /// Waits until the controllers (garbage collector, namespace controller, pod grace) have
-    /// seen the storage's current revision and had nothing left to do: what a test waits for
+    /// seen the storage's current revision through every resource served now and had nothing
+    /// left to do: what a test waits for
     /// after a delete, instead of sleeping. Pods still in their grace period do not count. Of
     /// the CRD controller it waits only for the CRDs stored at start to be served
     /// ([`ApiServer::wait_crds_served`]); for a CRD written later, use
     /// [`ApiServer::wait_served`].
     pub async fn wait_controllers_idle(&self) -> Result<(), ApiError> {
         self.wait_crds_served().await;
-        let rev = self.storage_revision().await?;
-        if self.shared.controllers.wait_idle(rev).await {
+        let at = crate::controllers::progress::Idle {
+            served: *self.shared.served_changes.borrow(),
+            revision: self.storage_revision().await?,
+        };
+        if self.shared.controllers.wait_idle(at).await {
             Ok(())
         } else {
             Err(ApiError::internal("the controllers have stopped"))

@@ -43,11 +43,16 @@ impl Action {
         }
     }
 
-    /// Writes it.
+    /// Writes it, through the resource as served now (a snapshot may predate a change of a
+    /// CRD's storage version).
     pub(super) async fn run(self, shared: &Shared) -> Result<(), ApiError> {
+        let served = shared.served();
+        let def = served
+            .stored(&self.def.api.group, &self.def.api.plural)
+            .unwrap_or(&self.def);
         let target = Target {
             shared,
-            def: &self.def,
+            def,
             namespace: self.namespace.as_deref(),
             dry_run: false,
         };

@@ -57,7 +57,7 @@ async fn run(shared: &Arc<Shared>) {
     loop {
         // The caches served now (a CRD may have added or removed some since the last pass),
         // each marked seen before the pass reads it.
-        served_changes.borrow_and_update();
+        let served = *served_changes.borrow_and_update();
         let mut changes: Vec<watch::Receiver<u64>> =
             shared.served().caches().map(|c| c.subscribe()).collect();
         for rx in &mut changes {
@@ -74,7 +74,11 @@ async fn run(shared: &Arc<Shared>) {
                     "controllers pass"
                 );
                 if actions == 0 {
-                    shared.controllers.mark_idle(rev);
+                    let idle = progress::Idle {
+                        revision: rev,
+                        served,
+                    };
+                    shared.controllers.mark_idle(idle);
                 }
                 wake
             }

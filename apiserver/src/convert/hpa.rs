@@ -27,6 +27,43 @@ const DEFAULT_CPU_UTILIZATION: i64 = 80;
 
 type Annotations = BTreeMap<String, String>;
 
+/// The round-trip annotations in which a v1 object's status travels.
+const STATUS_ANNOTATIONS: [&str; 2] = [CURRENT_METRICS, CONDITIONS];
+
+/// Gives `obj` the status annotations of `from` (none: removes them). A v1 write keeps the
+/// stored status (its annotations come from the stored object), a v1 `/status` write takes the
+/// status it sends, and a new object starts without status, as Kubernetes' strategy resets the
+/// internal status after conversion.
+pub(crate) fn set_status_annotations(obj: &mut Object, from: Option<&Object>) {
+    let source = from.and_then(|f| f.meta().annotations.as_ref());
+    let meta = obj.meta_mut();
+    let mut annotations = meta.annotations.take().unwrap_or_default();
+    for key in STATUS_ANNOTATIONS {
+        match source.and_then(|s| s.get(key)) {
+            Some(value) => annotations.insert(key.to_owned(), value.clone()),
+            None => annotations.remove(key),
+        };
+    }
+    meta.annotations = (!annotations.is_empty()).then_some(annotations);
+}
+
+/// Removes every round-trip annotation (a v2 write: Kubernetes' v2 conversion drops them).
+pub(crate) fn drop_round_trip_annotations(obj: &mut Object) {
+    let has_any = obj.meta().annotations.as_ref().is_some_and(|a| {
+        [METRICS, CURRENT_METRICS, BEHAVIOR, CONDITIONS]
+            .iter()
+            .any(|k| a.contains_key(*k))
+    });
+    if has_any && let Some(annotations) = obj.meta_mut().annotations.as_mut() {
+        for key in [METRICS, CURRENT_METRICS, BEHAVIOR, CONDITIONS] {
+            annotations.remove(key);
+        }
+        if annotations.is_empty() {
+            obj.meta_mut().annotations = None;
+        }
+    }
+}
+
 /// `obj` (v1 or v2) in `api_version`.
 pub(super) fn convert(obj: &Object, api_version: &str) -> Object {
     let mut out = obj.clone();

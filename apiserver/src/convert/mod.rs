@@ -18,6 +18,8 @@ use crate::resource::ResourceDef;
 
 mod hpa;
 
+pub(crate) use hpa::{drop_round_trip_annotations, set_status_annotations};
+
 /// `obj` as `def`'s version serves it (the same `Arc` when it is already in that version).
 pub(crate) fn served(def: &ResourceDef, obj: &Arc<Object>) -> Arc<Object> {
     if obj.api_version() == def.api.api_version {

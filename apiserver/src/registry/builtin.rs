@@ -179,11 +179,33 @@ fn hpa_causes(def: &ResourceDef, obj: &Object) -> Vec<Cause> {
 impl Strategy for HpaStrategy {
     fn prepare_for_create(&self, def: &ResourceDef, obj: &mut Object) {
         let status = if def.api.version == "v1" {
+            crate::convert::set_status_annotations(obj, None);
             empty::<autoscaling::v1::HorizontalPodAutoscalerStatus>()
         } else {
+            crate::convert::drop_round_trip_annotations(obj);
             empty::<autoscaling::v2::HorizontalPodAutoscalerStatus>()
         };
         set_status(obj, Some(status));
+    }
+
+    /// The generic rules; through v1 the status annotations follow the status (the stored one,
+    /// or through `/status` the one sent), through v2 the round-trip annotations are dropped.
+    fn prepare_for_update(
+        &self,
+        def: &ResourceDef,
+        new: &mut Object,
+        old: &Object,
+        subresource: Subresource,
+    ) {
+        let sent = (def.api.version == "v1").then(|| new.clone());
+        prepare_update(def, new, old, subresource);
+        match (sent, subresource) {
+            (Some(_), Subresource::Main) => crate::convert::set_status_annotations(new, Some(old)),
+            (Some(sent), Subresource::Status) => {
+                crate::convert::set_status_annotations(new, Some(&sent));
+            }
+            (None, _) => crate::convert::drop_round_trip_annotations(new),
+        }
     }
 
     fn validate(&self, def: &ResourceDef, obj: &Object) -> Vec<Cause> {

@@ -20,6 +20,7 @@ const IMMUTABLE: &[(&str, &str)] = &[
     ("deprecatedFirstTimestamp", "firstTimestamp"),
     ("deprecatedLastTimestamp", "lastTimestamp"),
     ("deprecatedCount", "count"),
+    // validateEventUpdate checks reason twice, so a changed reason is reported twice.
     ("reason", "reason"),
     ("type", "type"),
     ("eventTime", "eventTime"),

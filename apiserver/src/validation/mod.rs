@@ -147,7 +147,8 @@ fn qualified_name_errors(key: &str) -> Vec<String> {
     } else if name.len() > 63 {
         errs.push("name part must be no more than 63 characters".to_owned());
     }
-    if !name.is_empty() && !is_qualified_text(name) {
+    // As IsQualifiedName: the pattern is checked even when the name is empty.
+    if !is_qualified_text(name) {
         errs.push(format!("name part {QUALIFIED}"));
     }
     errs

@@ -74,9 +74,74 @@ async fn v2_metrics_v1_cannot_hold_round_trip_through_annotations(backend: Backe
     assert_eq!(got["metadata"].get("annotations"), None);
 }
 
+async fn a_v1_write_keeps_the_stored_status_and_a_v1_status_write_replaces_it(backend: Backend) {
+    let Some(s) = backend.server().await else {
+        return;
+    };
+    let c = client(&s);
+    let memory = json!({"type": "Resource", "resource": {"name": "memory", "target": {"type": "AverageValue", "averageValue": "500Mi"}}});
+    let v2 = json!({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "st"},
+        "spec": {"scaleTargetRef": target(), "maxReplicas": 4, "metrics": [memory]}});
+    assert_eq!(post(&c, V2, &v2).await.0, 201);
+    let current = json!([{"type": "Resource", "resource": {"name": "memory", "current": {"averageValue": "300Mi"}}}]);
+    let conditions = json!([{"type": "AbleToScale", "status": "True", "lastTransitionTime": "2026-01-01T00:00:00Z"}]);
+    let status = json!({"status": {"currentReplicas": 2, "desiredReplicas": 2, "currentMetrics": current, "conditions": conditions}});
+    let (code, body) = patch(
+        &c,
+        &format!("{V2}/st/status"),
+        "application/merge-patch+json",
+        &status,
+    )
+    .await;
+    assert_eq!(code, 200, "{body}");
+    // A v1 client that drops the annotations: the stored status stays.
+    let (_, mut as_v1) = get(&c, &format!("{V1}/st")).await;
+    as_v1["metadata"]
+        .as_object_mut()
+        .unwrap()
+        .remove("annotations");
+    as_v1["spec"]["maxReplicas"] = json!(6);
+    let (code, body) = put(&c, &format!("{V1}/st"), &as_v1).await;
+    assert_eq!(code, 200, "{body}");
+    let (_, got) = get(&c, &format!("{V2}/st")).await;
+    assert_eq!(got["spec"]["maxReplicas"], 6);
+    assert_eq!(
+        (
+            &got["status"]["currentMetrics"],
+            &got["status"]["conditions"]
+        ),
+        (&current, &conditions),
+        "{got}"
+    );
+    // A v1 /status write sets the status it sends.
+    let (_, mut as_v1) = get(&c, &format!("{V1}/st")).await;
+    as_v1["metadata"]
+        .as_object_mut()
+        .unwrap()
+        .remove("annotations");
+    as_v1["status"]["currentCPUUtilizationPercentage"] = json!(40);
+    let (code, body) = put(&c, &format!("{V1}/st/status"), &as_v1).await;
+    assert_eq!(code, 200, "{body}");
+    let (_, got) = get(&c, &format!("{V2}/st")).await;
+    assert_eq!(
+        got["status"]["currentMetrics"],
+        json!([{"type": "Resource", "resource": {"name": "cpu", "current": {"averageUtilization": 40}}}]),
+        "{got}"
+    );
+    assert_eq!(got["status"].get("conditions"), None);
+    // Round-trip annotations sent through v2 are dropped, as v2's conversion drops them.
+    let mut with_annotation = got.clone();
+    with_annotation["metadata"]["annotations"] =
+        json!({"autoscaling.alpha.kubernetes.io/conditions": "[]", "keep": "me"});
+    let (code, body) = put(&c, &format!("{V2}/st"), &with_annotation).await;
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(body["metadata"]["annotations"], json!({"keep": "me"}));
+}
+
 on_every_backend!(
     a_v1_autoscaler_is_a_v2_autoscaler_with_a_cpu_metric,
     v2_metrics_v1_cannot_hold_round_trip_through_annotations,
+    a_v1_write_keeps_the_stored_status_and_a_v1_status_write_replaces_it,
 );
 
 #[tokio::test]
@@ -109,7 +174,7 @@ async fn discovery_lists_autoscaling_v2_and_v1() {
 }
 
 #[test]
-fn kubectl_autoscale_creates_an_autoscaler_kubectl_get_hpa_lists() {
+fn kubectl_autoscale_get_hpa_and_apply_of_a_v1_manifest_work() {
     let Some((kc, server, dir)) = session("autoscale") else {
         return;
     };
@@ -189,6 +254,39 @@ fn kubectl_autoscale_creates_an_autoscaler_kubectl_get_hpa_lists() {
         ],
     );
     assert_eq!(v1, "60");
+    // kubectl apply of a v1 manifest: created, then configured by a strategic merge patch
+    // through v1.
+    let file = dir.join("hpa.yaml");
+    let manifest = |max: u32| {
+        format!(
+            "apiVersion: autoscaling/v1\nkind: HorizontalPodAutoscaler\nmetadata:\n  name: api\nspec:\n  scaleTargetRef: {{apiVersion: apps/v1, kind: Deployment, name: web}}\n  maxReplicas: {max}\n  targetCPUUtilizationPercentage: 70\n"
+        )
+    };
+    std::fs::write(&file, manifest(3)).unwrap();
+    let path = file.to_str().unwrap();
+    let out = kubectl(&kc, &server, &["apply", "-f", path]);
+    assert!(
+        out.contains("horizontalpodautoscaler.autoscaling/api created"),
+        "{out}"
+    );
+    std::fs::write(&file, manifest(8)).unwrap();
+    let out = kubectl(&kc, &server, &["apply", "-f", path]);
+    assert!(
+        out.contains("horizontalpodautoscaler.autoscaling/api configured"),
+        "{out}"
+    );
+    let max = kubectl(
+        &kc,
+        &server,
+        &[
+            "get",
+            "hpa",
+            "api",
+            "-o",
+            "jsonpath={.spec.maxReplicas} {.spec.metrics[0].resource.target.averageUtilization}",
+        ],
+    );
+    assert_eq!(max, "8 70");
     drop(server);
     let _ = std::fs::remove_dir_all(&dir);
 }

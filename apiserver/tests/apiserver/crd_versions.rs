@@ -245,6 +245,22 @@ async fn a_new_storage_version_is_recorded_and_stores_new_writes(backend: Backen
             .all(|i| i["apiVersion"] == "example.com/v1beta1"),
         "{list}"
     );
+    // The garbage collector writes through the resource as served now: orphaning a dependent
+    // keeps it in the new storage version.
+    let (_, parent) = get(&c, &format!("{V1}/new")).await;
+    let mut child = gadget("v1", "child", json!({"size": 1}));
+    child["metadata"]["ownerReferences"] = json!([{"apiVersion": parent["apiVersion"], "kind": "Gadget",
+        "name": "new", "uid": parent["metadata"]["uid"]}]);
+    assert_eq!(post(&c, V1, &child).await.0, 201);
+    let orphan =
+        json!({"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Orphan"});
+    let orphan = Some(("application/json", orphan.to_string().into_bytes()));
+    let (code, _) = request(&c, "DELETE", &format!("{V1}/new"), orphan).await;
+    assert_eq!(code, 200);
+    s.wait_controllers_idle().await.unwrap();
+    let (_, child) = get(&c, &format!("{V1}/child")).await;
+    assert_eq!(child["metadata"].get("ownerReferences"), None, "{child}");
+    assert_eq!(stored_api_version(&s, "child").await, "example.com/v1beta1");
 }
 
 on_every_backend!(

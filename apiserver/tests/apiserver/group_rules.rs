@@ -512,6 +512,10 @@ async fn an_events_api_event_needs_its_reporting_fields_and_keeps_them() {
                 "reportingController",
                 "Invalid value: \"\": name part must be non-empty"
             ),
+            cause(
+                "reportingController",
+                "Invalid value: \"\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+            ),
             cause("reportingInstance", "Required value"),
             cause("action", "Required value"),
             cause("reason", "Required value"),
