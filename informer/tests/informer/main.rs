@@ -6,6 +6,7 @@ mod e2e;
 mod handlers;
 mod hostile;
 mod logs;
+mod making;
 mod object_cache;
 mod processor;
 mod queue_semantics;
