@@ -7,7 +7,10 @@
 //! - [`Fifo`] keeps the latest object of each key; [`DeltaFifo`] keeps every change of each key
 //!   ([`Deltas`]) in the key's place in the queue, turns relists into `Sync`/`Replaced` deltas and
 //!   [`DeletedFinalStateUnknown`](kcache_store::DeletedFinalStateUnknown) tombstones; [`RealFifo`]
-//!   keeps every event in arrival order, with an atomic mode and batched pops.
+//!   keeps every event in arrival order, with an atomic mode and batched pops. A popped
+//!   [`Batch`] hands each delta out with the key the queue computed when it was queued, so that
+//!   the consumer never computes it again. Objects are queued as given (a transform runs where
+//!   they are made, in the lister-watcher) and a queue records no resource version.
 //!
 //! Everything waits on tokio primitives without blocking a thread; the store-facing methods are
 //! short and synchronous. Objects are shared `Arc<K>`s, never copied.

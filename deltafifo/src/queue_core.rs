@@ -124,7 +124,6 @@ struct State<S> {
     pending: S,
     population: Population,
     closed: bool,
-    resource_version: String,
 }
 
 /// A queue: pending items held as its [`Policy`] says, behind one lock, with the pop loop.
@@ -164,7 +163,6 @@ impl<P: Policy> QueueCore<P> {
                 pending: P::Pending::default(),
                 population: Population::default(),
                 closed: false,
-                resource_version: String::new(),
             }),
             notify: Notify::new(),
             policy,
@@ -309,7 +307,6 @@ where
                 .policy
                 .replace(&mut s.pending, items, resource_version)?;
             s.population.replaced(initial);
-            resource_version.clone_into(&mut s.resource_version);
             Ok(())
         })
     }
@@ -318,19 +315,15 @@ where
         self.write_after_processing(|s| self.policy.resync(&mut s.pending))
     }
 
+    /// Always "": a queue holds no synced state. The resource version is recorded where it is
+    /// the truth: by the reflector (where it watches from) and by the cache the queue feeds,
+    /// from the deltas it applies (an atomic RealFifo queues relists and bookmarks with theirs).
     fn last_store_sync_resource_version(&self) -> String {
-        self.state.lock().resource_version.clone()
+        String::new()
     }
 
     fn bookmark(&self, resource_version: &str) {
-        self.write(|s| {
-            resource_version.clone_into(&mut s.resource_version);
-            self.policy.bookmark(&mut s.pending, resource_version);
-        });
-    }
-
-    fn update_resource_version(&self, resource_version: &str) {
-        resource_version.clone_into(&mut self.state.lock().resource_version);
+        self.write(|s| self.policy.bookmark(&mut s.pending, resource_version));
     }
 
     fn transaction(&self, ops: Vec<Transaction<P::Object>>) -> Result<(), StoreError> {
@@ -548,10 +541,6 @@ macro_rules! queue_impls {
 
             fn bookmark(&self, resource_version: &str) {
                 self.core.bookmark(resource_version);
-            }
-
-            fn update_resource_version(&self, resource_version: &str) {
-                self.core.update_resource_version(resource_version);
             }
 
             fn transaction(

@@ -177,7 +177,4 @@ impl<K: Send + Sync + 'static> ReflectorStore<K> for InformerQueue<K> {
     fn bookmark(&self, resource_version: &str) {
         delegate!(self, q => q.bookmark(resource_version))
     }
-    fn update_resource_version(&self, resource_version: &str) {
-        delegate!(self, q => q.update_resource_version(resource_version))
-    }
 }

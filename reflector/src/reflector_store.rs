@@ -29,7 +29,10 @@ pub trait ReflectorStore<K>: Send + Sync {
     fn bookmark(&self, resource_version: &str) {
         let _ = resource_version;
     }
-    /// Told the resource version of every watch event after it was applied. Default: nothing.
+    /// Told the resource version of every watch event after it was applied (client-go's
+    /// `ResourceVersionUpdater`), for a store whose writes do not say where it is, such as the
+    /// API server's watch cache. Default: nothing — an [`Indexer`] records the version of each
+    /// object it stores and an informer's queue records none.
     fn update_resource_version(&self, resource_version: &str) {
         let _ = resource_version;
     }
@@ -50,8 +53,5 @@ impl<K: Resource + Send + Sync + 'static> ReflectorStore<K> for Indexer<K> {
     }
     fn bookmark(&self, resource_version: &str) {
         Store::bookmark(self, resource_version);
-    }
-    fn update_resource_version(&self, resource_version: &str) {
-        Store::update_resource_version(self, resource_version);
     }
 }

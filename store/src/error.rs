@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-/// A boxed error from user code (index functions, transformers).
+/// A boxed error from user code (index functions, transforms).
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// The message of a caught panic (`"panicked: <message>"`), for the places that call user code

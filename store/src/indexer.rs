@@ -244,10 +244,6 @@ impl<K: Resource + Send + Sync + 'static> Store<K> for Indexer<K> {
         self.record(resource_version);
     }
 
-    fn update_resource_version(&self, resource_version: &str) {
-        self.bookmark(resource_version);
-    }
-
     fn transaction(&self, ops: Vec<Transaction<K>>) -> Result<(), StoreError> {
         let mut errors = Vec::new();
         // Keys are computed outside the lock; failures are recorded by position.

@@ -66,12 +66,14 @@ pub trait Store<K>: Send + Sync {
     fn replace(&self, items: Vec<Arc<K>>, resource_version: &str) -> Result<(), StoreError>;
     /// Re-emits the content downstream (meaningful for queues; a no-op for plain stores).
     fn resync(&self) -> Result<(), StoreError>;
-    /// The resource version of the last write, replace or bookmark ("" if none).
+    /// The resource version the store's content is synced to ("" if none): for a cache such as
+    /// the [`Indexer`](crate::Indexer), the one truth of what it holds, derived from the writes
+    /// it applied (objects, replace, bookmark). A queue holds no synced state and answers "".
+    /// The reflector keeps its own last synced version, the truth of where it lists and watches
+    /// from.
     fn last_store_sync_resource_version(&self) -> String;
     /// Records that the store is in sync with the server at `resource_version` (a watch bookmark).
     fn bookmark(&self, resource_version: &str);
-    /// Told the resource version of every watch event after it was applied. Default: nothing.
-    fn update_resource_version(&self, _resource_version: &str) {}
     /// Applies the operations in order under one lock. On error, the
     /// [`TransactionError`](crate::TransactionError) says which were applied.
     fn transaction(&self, ops: Vec<Transaction<K>>) -> Result<(), StoreError>;

@@ -292,8 +292,10 @@ async fn paginated_list_syncs_at_the_first_pages_resource_version_end_to_end() {
         .name("configmaps")
         .reflector(ReflectorConfig::default().page_size(1))
         .build();
+    // Subscribed before the informer runs: a late subscriber would get the cache replayed, with
+    // the object created between pages as an initial add if it was already applied.
+    let mut events = informer.event_stream().unwrap();
     let started = run_informer(server, informer);
-    let mut events = started.informer.event_stream().unwrap();
     let got = bounded(
         "the listed config maps, then the one created between pages",
         take_n(&mut events, 3),

@@ -6,6 +6,7 @@ mod e2e;
 mod handlers;
 mod hostile;
 mod logs;
+mod making;
 #[cfg(feature = "prometheus")]
 mod metrics;
 mod object_cache;
