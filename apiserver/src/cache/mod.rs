@@ -57,6 +57,9 @@ pub struct WatchCache {
     state: RwLock<CacheState>,
     watchers: Mutex<Watchers>,
     rv: watch::Sender<u64>,
+    /// The resource version of the last change that may concern an object's lifecycle (see
+    /// `concerns_lifecycle` in store.rs): what the in-server controllers must look at.
+    lifecycle: watch::Sender<u64>,
     dispatch: mpsc::UnboundedSender<Dispatch>,
     dispatch_rx: Mutex<Option<mpsc::UnboundedReceiver<Dispatch>>>,
 }
@@ -97,6 +100,7 @@ impl WatchCache {
             config,
             watchers: Mutex::new(Watchers::default()),
             rv: watch::channel(0).0,
+            lifecycle: watch::channel(0).0,
             dispatch: tx,
             dispatch_rx: Mutex::new(Some(rx)),
         }
@@ -110,6 +114,14 @@ impl WatchCache {
     /// Follows the resource version the cache has reached (every write moves it).
     pub(crate) fn subscribe(&self) -> watch::Receiver<u64> {
         self.rv.subscribe()
+    }
+
+    /// The resource version of the last change that may concern an object's lifecycle: an
+    /// object added or deleted, a relist, a change of a namespace, of an object being deleted,
+    /// or of finalizers or owner references. Changes of anything else (a pod's annotation, say)
+    /// leave it where it was, so the controllers need not look at every cache for them.
+    pub(crate) fn lifecycle_version(&self) -> u64 {
+        *self.lifecycle.borrow()
     }
 
     /// The resource version the cache has reached (0 before the first list).

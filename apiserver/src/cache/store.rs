@@ -5,13 +5,16 @@ use std::sync::{Arc, OnceLock};
 
 use kcache_reflector::ReflectorStore;
 use kcache_store::{Store, StoreError};
+use kube_core::Resource;
 use tokio::time::Instant;
 
 use super::dispatch::Dispatch;
 use super::event::CacheEvent;
 use super::ring::evict_oldest;
 use super::{CacheState, WatchCache, key_of};
+use crate::deletion::is_namespace;
 use crate::object::Object;
+use crate::resource::ResourceDef;
 use crate::resource_version;
 use crate::storage::EventType;
 
@@ -39,6 +42,9 @@ impl WatchCache {
             // Nothing to tell watchers about an object the cache never had.
             self.advance(&mut state, rv);
             return Ok(());
+        }
+        if concerns_lifecycle(&self.def, event_type, &obj, previous.as_deref()) {
+            self.lifecycle.send_replace(rv);
         }
         let event = Arc::new(CacheEvent {
             rv,
@@ -73,6 +79,30 @@ impl WatchCache {
     }
 }
 
+/// Whether a change may concern an object's lifecycle, that is what the garbage collector,
+/// the namespace controller and the pod reaper act on: an object added or deleted, any change
+/// of a namespace, of an object being deleted (before or after), of its finalizers or of its
+/// owner references. Other modifications (labels, annotations, spec, status) cannot give them
+/// anything to do.
+fn concerns_lifecycle(
+    def: &ResourceDef,
+    event_type: EventType,
+    obj: &Object,
+    previous: Option<&Object>,
+) -> bool {
+    let Some(previous) = previous else {
+        return true;
+    };
+    if event_type != EventType::Modified || is_namespace(def) {
+        return true;
+    }
+    let (new, old) = (obj.meta(), previous.meta());
+    new.deletion_timestamp.is_some()
+        || old.deletion_timestamp.is_some()
+        || new.finalizers != old.finalizers
+        || new.owner_references != old.owner_references
+}
+
 impl ReflectorStore<Object> for WatchCache {
     fn add(&self, obj: Arc<Object>) -> Result<(), StoreError> {
         self.apply(obj, false)
@@ -97,6 +127,7 @@ impl ReflectorStore<Object> for WatchCache {
             state.ready = true;
             state.rv = rv;
             self.rv.send_replace(rv);
+            self.lifecycle.send_replace(rv);
             let _ = self.dispatch.send(Dispatch::Progress(rv));
             was_ready
         };

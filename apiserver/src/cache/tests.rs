@@ -156,3 +156,42 @@ async fn bookmarks_carry_the_latest_dispatched_resource_version() {
     tokio::time::advance(Duration::from_secs(61)).await;
     assert!(matches!(w.rx.recv().await, Some(Msg::Bookmark(7))));
 }
+
+fn cm_with(name: &str, rv: u64, metadata: serde_json::Value) -> Arc<Object> {
+    let mut value = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": "default", "resourceVersion": rv.to_string()}});
+    if let (Some(meta), Some(extra)) = (value["metadata"].as_object_mut(), metadata.as_object()) {
+        meta.extend(extra.clone());
+    }
+    Arc::new(Object::from_value(value).unwrap())
+}
+
+#[tokio::test]
+async fn only_lifecycle_changes_move_the_lifecycle_version() {
+    let cache = cache(CacheConfig::default());
+    cache.add(cm("a", 2)).unwrap();
+    assert_eq!(cache.lifecycle_version(), 2, "an object added");
+    let annotated = serde_json::json!({"annotations": {"x": "1"}});
+    cache.update(cm_with("a", 3, annotated)).unwrap();
+    assert_eq!(cache.lifecycle_version(), 2, "an annotation changed");
+    let owned = serde_json::json!({"ownerReferences": [
+        {"apiVersion": "v1", "kind": "ConfigMap", "name": "o", "uid": "u"}]});
+    cache.update(cm_with("a", 4, owned.clone())).unwrap();
+    assert_eq!(cache.lifecycle_version(), 4, "owner references changed");
+    let finalized =
+        serde_json::json!({"finalizers": ["f"], "ownerReferences": owned["ownerReferences"]});
+    cache.update(cm_with("a", 5, finalized)).unwrap();
+    assert_eq!(cache.lifecycle_version(), 5, "finalizers changed");
+    let deleting = serde_json::json!({"finalizers": ["f"], "ownerReferences": owned["ownerReferences"],
+        "deletionTimestamp": "2026-11-24T00:00:00Z"});
+    cache.update(cm_with("a", 6, deleting)).unwrap();
+    assert_eq!(cache.lifecycle_version(), 6, "an object being deleted");
+    cache.delete(cm("a", 7)).unwrap();
+    assert_eq!(cache.lifecycle_version(), 7, "an object deleted");
+    cache.add(cm("b", 8)).unwrap();
+    cache
+        .update(cm_with("b", 9, serde_json::json!({"labels": {"l": "v"}})))
+        .unwrap();
+    assert_eq!(cache.lifecycle_version(), 8, "a label changed");
+    assert_eq!(cache.resource_version(), 9);
+}

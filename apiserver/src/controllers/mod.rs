@@ -9,7 +9,10 @@
 //! them. The garbage collector and namespace controller are one task that wakes whenever a
 //! cache moves or the served set changes (a CRD adds a cache), takes a consistent snapshot of
 //! every cache served at that moment at the storage's current revision (snapshot.rs), decides
-//! what to do from it and writes. A pass that has nothing to do marks the revision it saw as
+//! what to do from it and writes; after a pass with nothing to do, changes that cannot concern
+//! them (no object added or deleted, no deletion, finalizer, owner reference or namespace
+//! changed: `WatchCache::lifecycle_version`) only move the idle revision, without a snapshot.
+//! A pass that has nothing to do marks the revision it saw as
 //! idle (`ApiServer::wait_controllers_idle`); each pass logs its duration and actions
 //! (`tracing` target `kcache_apiserver::controllers`), so their lag is visible. The CRD
 //! controller is its own task, fed by a watch on the CRDs' cache.
@@ -54,6 +57,10 @@ pub(crate) fn spawn(shared: &Arc<Shared>, crds: Vec<serde_json::Value>) {
 
 async fn run(shared: &Arc<Shared>) {
     let mut served_changes = shared.served_changes.subscribe();
+    // The last full pass that had nothing to do, while nothing it read has changed since in a
+    // way that could concern the controllers; `None` after a pass with actions or an error.
+    let mut idle_at: Option<progress::Idle> = None;
+    let mut wake: Option<Instant> = None;
     loop {
         // The caches served now (a CRD may have added or removed some since the last pass),
         // each marked seen before the pass reads it.
@@ -63,34 +70,43 @@ async fn run(shared: &Arc<Shared>) {
         for rx in &mut changes {
             rx.borrow_and_update();
         }
-        let started = std::time::Instant::now();
-        let wake = match pass(shared).await {
-            Ok((rev, actions, wake)) => {
-                tracing::debug!(
-                    target: "kcache_apiserver::controllers",
-                    revision = rev,
-                    actions,
-                    elapsed_ms = started.elapsed().as_millis(),
-                    "controllers pass"
-                );
-                if actions == 0 {
-                    let idle = progress::Idle {
-                        revision: rev,
-                        served,
-                    };
-                    shared.controllers.mark_idle(idle);
-                }
-                wake
-            }
-            Err(error) => {
-                tracing::warn!(
-                    target: "kcache_apiserver::controllers",
-                    error = &error as &dyn std::error::Error,
-                    "controllers pass failed"
-                );
-                Some(Instant::now() + RETRY)
-            }
+        let due = wake.is_some_and(|at| at <= Instant::now());
+        let quiet = match idle_at {
+            Some(idle) if !due && idle.served == served => quiet_pass(shared, idle).await,
+            _ => Ok(None),
         };
+        match quiet {
+            Ok(Some(revision)) => shared
+                .controllers
+                .mark_idle(progress::Idle { revision, served }),
+            Ok(None) | Err(_) => {
+                let started = std::time::Instant::now();
+                (idle_at, wake) = match pass(shared).await {
+                    Ok((revision, actions, next)) => {
+                        tracing::debug!(
+                            target: "kcache_apiserver::controllers",
+                            revision,
+                            actions,
+                            elapsed_ms = started.elapsed().as_millis(),
+                            "controllers pass"
+                        );
+                        let idle = (actions == 0).then_some(progress::Idle { revision, served });
+                        if let Some(idle) = idle {
+                            shared.controllers.mark_idle(idle);
+                        }
+                        (idle, next)
+                    }
+                    Err(error) => {
+                        tracing::warn!(
+                            target: "kcache_apiserver::controllers",
+                            error = &error as &dyn std::error::Error,
+                            "controllers pass failed"
+                        );
+                        (None, Some(Instant::now() + RETRY))
+                    }
+                };
+            }
+        }
         let changed = select_all(
             changes
                 .iter_mut()
@@ -109,6 +125,28 @@ async fn run(shared: &Arc<Shared>) {
             }
         }
     }
+}
+
+/// A pass that reads no cache: when every cache has reached the storage's current revision
+/// and none has had a change that may concern the controllers (an object added or deleted, a
+/// namespace, deletion, finalizers, owner references: `WatchCache::lifecycle_version`) since
+/// the full pass `idle` that had nothing to do, there is still nothing to do, and the revision
+/// is idle. `None` when a full pass is needed. Under a stream of plain updates (a controller
+/// writing status, a benchmark's annotations) this keeps the controllers from copying every
+/// cache per write.
+async fn quiet_pass(shared: &Shared, idle: progress::Idle) -> Result<Option<u64>, ApiError> {
+    let revision = shared
+        .storage
+        .revision()
+        .await
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    for cache in shared.served().caches() {
+        cache.wait_fresh(revision).await?;
+        if cache.lifecycle_version() > idle.revision {
+            return Ok(None);
+        }
+    }
+    Ok(Some(revision))
 }
 
 /// One pass: the snapshot, the actions of every controller, their writes. Returns the
