@@ -9,24 +9,34 @@
 //! sources of the crates they depend on (it did: `kcache-informer` failed against a
 //! `kcache-reflector` from before `ReflectorConfig`). So the workspace's own unpacked crates are
 //! removed first; cargo unpacks them again from the fresh packages.
+//!
+//! The builds of those unpacked crates go into the workspace's target directory, and cargo
+//! takes a registry crate of the same name and version as unchanged (it checks no file times
+//! for registry sources): a second dry run into the same target directory linked today's
+//! `kcache-informer` against the previous run's build of `kcache-store`. So the fingerprints of
+//! the workspace's crates are removed from the target directory too, and cargo builds them
+//! again (those of the workspace's own checkout as well, which only costs a rebuild of its
+//! crates by the next command).
 
 use std::path::{Path, PathBuf};
 
 use crate::cargo;
-use crate::metadata::packages;
+use crate::metadata::{packages, target_directory};
 use crate::tools::Tools;
 
 /// Runs the publish dry run of the whole workspace from freshly unpacked sources, with the
 /// variables `tools` hands to cargo (protoc for etcd-client).
 pub(crate) fn dry_run(tools: &Tools) -> Result<(), String> {
-    let names: Vec<String> = packages()?
+    let published: Vec<_> = packages()?.into_iter().filter(|p| p.publish).collect();
+    let names: Vec<String> = published
         .iter()
-        .filter(|p| p.publish)
         .map(|p| format!("{}-{}", p.name, p.version))
         .collect();
     if let Some(home) = cargo_home() {
         remove_unpacked(&home.join("registry").join("src"), &names)?;
     }
+    let crates: Vec<&str> = published.iter().map(|p| p.name.as_str()).collect();
+    remove_fingerprints(&target_directory()?, &crates)?;
     cargo(
         &["publish", "--workspace", "--dry-run", "--allow-dirty"],
         &tools.envs,
@@ -57,6 +67,31 @@ fn remove_unpacked(src: &Path, names: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+/// Removes the fingerprints of the given crates from every profile folder of `target` (each
+/// `<profile>/.fingerprint/<crate>-<hash>`), so that cargo builds them again.
+fn remove_fingerprints(target: &Path, crates: &[&str]) -> Result<(), String> {
+    let Ok(profiles) = std::fs::read_dir(target) else {
+        return Ok(()); // nothing was ever built
+    };
+    for profile in profiles.flatten() {
+        let Ok(units) = std::fs::read_dir(profile.path().join(".fingerprint")) else {
+            continue;
+        };
+        for unit in units.flatten() {
+            let file_name = unit.file_name();
+            let name = file_name.to_string_lossy();
+            let of_crate = name
+                .rsplit_once('-')
+                .is_some_and(|(krate, _hash)| crates.contains(&krate));
+            if of_crate {
+                std::fs::remove_dir_all(unit.path())
+                    .map_err(|e| format!("removing {}: {e}", unit.path().display()))?;
+            }
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -79,6 +114,27 @@ mod tests {
         assert!(overlay.join("kcache-0.1.0").exists());
         assert!(index.join("serde-1.0.0").exists());
         std::fs::remove_dir_all(&src).unwrap();
+    }
+
+    #[test]
+    fn the_workspace_crates_fingerprints_are_removed_and_others_kept() {
+        let target =
+            std::env::temp_dir().join(format!("xtask-fingerprints-{}", std::process::id()));
+        let fingerprints = target.join("debug/.fingerprint");
+        for unit in [
+            "kcache-store-0123abcd",
+            "kcache-0a1b",
+            "kcache-store-extra-99",
+            "serde-77",
+        ] {
+            std::fs::create_dir_all(fingerprints.join(unit)).unwrap();
+        }
+        remove_fingerprints(&target, &["kcache-store", "kcache"]).unwrap();
+        assert!(!fingerprints.join("kcache-store-0123abcd").exists());
+        assert!(!fingerprints.join("kcache-0a1b").exists());
+        assert!(fingerprints.join("kcache-store-extra-99").exists());
+        assert!(fingerprints.join("serde-77").exists());
+        std::fs::remove_dir_all(&target).unwrap();
     }
 
     #[test]
