@@ -99,6 +99,9 @@ async fn seed(settings: &Settings) -> Result<Cluster, BoxError> {
         keys.push(pod_key(&server, &created)?);
     }
     server.wait_caches_synced().await?;
+    // The in-server controllers (namespaces, pod grace) look at every pod created: their
+    // passes end before the first client starts, so that no client shares the cores with them.
+    server.wait_controllers_idle().await?;
     tracing::info!(
         pods = settings.pods,
         secs = started.elapsed().as_secs_f64(),
