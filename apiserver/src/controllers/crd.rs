@@ -1,14 +1,17 @@
 //! The CustomResourceDefinition controller: for each CRD in the watch cache, the resources its
 //! served versions declare are served (discovery, CRUD, list/watch through their own watch
-//! cache), its `NamesAccepted` and `Established` conditions and `acceptedNames` are set through
-//! `/status`; a CRD marked for deletion has its objects deleted, stops being served and loses
+//! cache) under the names it was given, its `NamesAccepted` and `Established` conditions and
+//! `acceptedNames` are set through `/status` (`crd/naming.rs` decides them; a change of one
+//! CRD's names decides the others of its group again); a CRD marked for deletion has its objects deleted, stops being served and loses
 //! the `customresourcecleanup.apiextensions.k8s.io` finalizer, which lets the write path
 //! delete it. At start (and after every rewatch) the stored CRDs come in as the initial state,
 //! so a server restarted over the same storage serves them again.
 
+use std::collections::VecDeque;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
+use kube_core::Resource;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
@@ -132,21 +135,69 @@ async fn handle_msg(shared: &Shared, msg: Msg) {
     let name = crd.metadata.name.clone().unwrap_or_default();
     let result = if deleted {
         shared.serve(&crd.spec.group, &crd.spec.names.plural, Vec::new());
-        Ok(())
+        // The deleted CRD has freed its names: the others of its group are decided again.
+        sync_group(shared, &crd.spec.group, &name).await
     } else if crd.metadata.deletion_timestamp.is_some() {
         finalize(shared, &crd, &name).await
     } else {
-        establish(shared, &crd, &name).await
+        match establish(shared, &crd, &name).await {
+            Ok(true) => sync_group(shared, &crd.spec.group, &name).await,
+            other => other.map(drop),
+        }
     };
     if let Err(err) = result {
         tracing::warn!(crd = %name, error = &err as &dyn std::error::Error, "crd controller");
     }
 }
 
-/// Serves the CRD's versions (when they changed) and sets its conditions.
-async fn establish(shared: &Shared, crd: &Crd, name: &str) -> Result<(), ApiError> {
+/// The CRDs in the watch cache.
+fn cached_crds(shared: &Shared) -> Result<Vec<Crd>, ApiError> {
+    let def = crd_def(shared)?;
+    let cache = shared
+        .cache(&def)
+        .ok_or_else(|| ApiError::internal("no watch cache for CustomResourceDefinitions"))?;
+    let (objects, _) = cache.list(&Filter::default());
+    Ok(objects.iter().filter_map(|o| crd::typed(o)).collect())
+}
+
+/// `requeueAllOtherGroupCRDs`: after `changed` freed or took names, the other CRDs of `group`
+/// are decided again, and so on while their status changes.
+async fn sync_group(shared: &Shared, group: &str, changed: &str) -> Result<(), ApiError> {
+    let mut pending: VecDeque<String> = VecDeque::new();
+    let others = |pending: &mut VecDeque<String>, done: &str| -> Result<(), ApiError> {
+        for other in cached_crds(shared)? {
+            let other_name = other.metadata.name.unwrap_or_default();
+            if other.spec.group == group && other_name != done && !pending.contains(&other_name) {
+                pending.push_back(other_name);
+            }
+        }
+        Ok(())
+    };
+    others(&mut pending, changed)?;
+    while let Some(name) = pending.pop_front() {
+        let current = cached_crds(shared)?
+            .into_iter()
+            .find(|c| c.metadata.name.as_deref() == Some(name.as_str()));
+        let Some(current) = current else { continue };
+        if current.metadata.deletion_timestamp.is_none()
+            && establish(shared, &current, &name).await?
+        {
+            others(&mut pending, &name)?;
+        }
+    }
+    Ok(())
+}
+
+/// Decides the CRD's names and conditions, serves its versions under its accepted names (when
+/// they changed) and writes its status; true when the status was written.
+async fn establish(shared: &Shared, crd: &Crd, name: &str) -> Result<bool, ApiError> {
     let (group, plural) = (&crd.spec.group, &crd.spec.names.plural);
-    let defs = crd::served_defs(crd);
+    let naming = crd::decide_names(crd, &cached_crds(shared)?);
+    let defs = if naming.served {
+        crd::served_defs(crd, &naming.accepted)
+    } else {
+        Vec::new()
+    };
     let served = shared.served();
     let current: Vec<&Arc<ResourceDef>> = served
         .resources
@@ -158,10 +209,22 @@ async fn establish(shared: &Shared, crd: &Crd, name: &str) -> Result<(), ApiErro
         tracing::info!(crd = %name, versions = defs.len(), "serving custom resource");
         shared.serve(group, plural, defs);
     }
-    if let Some(status) = crd::established_status(crd) {
-        write_crd(shared, name, status, Subresource::Status).await?;
+    let Some(status) = naming.patch else {
+        return Ok(false);
+    };
+    let written = write_crd(shared, name, status, Subresource::Status).await?;
+    // The next decision of this group must see the names just written.
+    let rv = written
+        .meta()
+        .resource_version
+        .as_deref()
+        .unwrap_or_default();
+    let rv = crate::resource_version::parse_or_zero(rv);
+    let def = crd_def(shared)?;
+    if let Some(cache) = shared.cache(&def) {
+        cache.wait_fresh(rv).await?;
     }
-    Ok(())
+    Ok(true)
 }
 
 /// Deletes the objects of a CRD marked for deletion, stops serving it and removes the cleanup
@@ -197,7 +260,9 @@ async fn finalize(shared: &Shared, crd: &Crd, name: &str) -> Result<(), ApiError
         .map(|f| Value::String(f.clone()))
         .collect();
     let body = json!({"metadata": {"finalizers": rest}});
-    write_crd(shared, name, body, Subresource::Main).await
+    write_crd(shared, name, body, Subresource::Main)
+        .await
+        .map(drop)
 }
 
 /// A merge patch of a CRD through the write path.
@@ -206,7 +271,7 @@ async fn write_crd(
     name: &str,
     body: Value,
     subresource: Subresource,
-) -> Result<(), ApiError> {
+) -> Result<Arc<Object>, ApiError> {
     let def = crd_def(shared)?;
     let target = Target {
         shared,
@@ -219,6 +284,7 @@ async fn write_crd(
         patch: body,
     };
     let manager = FieldManager::controller(MANAGER, subresource == Subresource::Status);
-    patch(&target, name, request, subresource, &manager).await?;
-    Ok(())
+    Ok(patch(&target, name, request, subresource, &manager)
+        .await?
+        .object)
 }

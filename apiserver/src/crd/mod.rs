@@ -1,5 +1,6 @@
 //! CustomResourceDefinitions (`apiextensions.k8s.io/v1`), as Kubernetes' apiextensions-apiserver
-//! reads them: which resources a CRD serves ([`served_defs`]), its validation
+//! reads them: which resources a CRD serves ([`served_defs`]) under which names
+//! (`naming.rs`, as the naming and establishing controllers), its validation
 //! (`validation.rs`, as `pkg/apis/apiextensions/validation`), and the checks, pruning and
 //! defaults of custom objects against a version's `openAPIV3Schema` (`schema.rs`, as
 //! `pkg/apiserver/schema/{pruning,defaulting}` and the OpenAPI schema validator).
@@ -10,9 +11,8 @@
 use std::sync::Arc;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
-    CustomResourceDefinition, CustomResourceDefinitionVersion,
+    CustomResourceDefinition, CustomResourceDefinitionNames, CustomResourceDefinitionVersion,
 };
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube_core::{ApiResource, Resource};
 use serde_json::Value;
 
@@ -20,11 +20,13 @@ use crate::object::Object;
 use crate::resource::ResourceDef;
 
 mod columns;
+mod naming;
 mod schema;
 #[cfg(test)]
 mod tests;
 mod validation;
 
+pub(crate) use naming::decide_names;
 pub(crate) use schema::{check_object, prune_and_default};
 pub(crate) use validation::{validate, validate_update};
 
@@ -50,7 +52,10 @@ pub(crate) fn typed(obj: &Object) -> Option<CustomResourceDefinition> {
 
 /// The served versions of a CRD as resources, the storage version first (the one stored and
 /// cached); none for a CRD marked for deletion.
-pub(crate) fn served_defs(crd: &CustomResourceDefinition) -> Vec<Arc<ResourceDef>> {
+pub(crate) fn served_defs(
+    crd: &CustomResourceDefinition,
+    names: &CustomResourceDefinitionNames,
+) -> Vec<Arc<ResourceDef>> {
     if crd.metadata.deletion_timestamp.is_some() {
         return Vec::new();
     }
@@ -61,25 +66,26 @@ pub(crate) fn served_defs(crd: &CustomResourceDefinition) -> Vec<Arc<ResourceDef
     let storage = storage.map_or("", |v| v.name.as_str());
     versions
         .into_iter()
-        .map(|v| Arc::new(version_def(crd, v, storage)))
+        .map(|v| Arc::new(version_def(crd, names, v, storage)))
         .collect()
 }
 
-/// The resource of one served version; objects are stored in `storage` (with the `None`
-/// conversion, module `convert`).
+/// The resource of one served version under the CRD's accepted `names` (its plural, the path
+/// it is served at, is the one of the CRD's name); objects are stored in `storage` (with the
+/// `None` conversion, module `convert`).
 fn version_def(
     crd: &CustomResourceDefinition,
+    names: &CustomResourceDefinitionNames,
     v: &CustomResourceDefinitionVersion,
     storage: &str,
 ) -> ResourceDef {
     let spec = &crd.spec;
-    let names = &spec.names;
     let api = ApiResource {
         group: spec.group.clone(),
         version: v.name.clone(),
         api_version: format!("{}/{}", spec.group, v.name),
         kind: names.kind.clone(),
-        plural: names.plural.clone(),
+        plural: spec.names.plural.clone(),
     };
     let subresources = v.subresources.as_ref();
     let mut def = ResourceDef::new(api, spec.scope == "Namespaced");
@@ -109,36 +115,6 @@ fn version_def(
         columns::printer_columns(v.additional_printer_columns.as_deref().unwrap_or_default());
     storage.clone_into(&mut def.storage_version);
     def
-}
-
-/// The `Established` and `NamesAccepted` conditions of a served CRD and its `acceptedNames`, as
-/// a merge patch of its status (None when they are already set).
-pub(crate) fn established_status(crd: &CustomResourceDefinition) -> Option<Value> {
-    let status = crd.status.as_ref();
-    let accepted = serde_json::to_value(&crd.spec.names).ok()?;
-    let is_true = |ty: &str| {
-        status
-            .and_then(|s| s.conditions.as_ref())
-            .is_some_and(|cs| cs.iter().any(|c| c.type_ == ty && c.status == "True"))
-    };
-    let same_names = status
-        .and_then(|s| serde_json::to_value(&s.accepted_names).ok())
-        .is_some_and(|names| names == accepted);
-    if is_true("Established") && is_true("NamesAccepted") && same_names {
-        return None;
-    }
-    let now = serde_json::to_value(Time(k8s_openapi::jiff::Timestamp::now())).ok()?;
-    let stored = stored_versions(crd);
-    Some(serde_json::json!({"status": {
-        "acceptedNames": accepted,
-        "storedVersions": stored,
-        "conditions": [
-            {"type": "NamesAccepted", "status": "True", "lastTransitionTime": now,
-             "reason": "NoConflicts", "message": "no conflicts found"},
-            {"type": "Established", "status": "True", "lastTransitionTime": now,
-             "reason": "InitialNamesAccepted", "message": "the initial names have been accepted"},
-        ],
-    }}))
 }
 
 /// `status.storedVersions` after a write of `crd`: the versions stored so far and the current

@@ -105,3 +105,58 @@ fn a_crd_needs_one_storage_version_and_its_name_from_plural_and_group() {
         ]
     );
 }
+
+fn named_crd(plural: &str, kind: &str, short: &[&str], status: Value) -> super::Crd {
+    let crd = json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("{plural}.example.com")},
+        "spec": {"group": "example.com", "scope": "Namespaced", "versions": [],
+            "names": {"plural": plural, "singular": plural.trim_end_matches('s'), "kind": kind,
+                "listKind": format!("{kind}List"), "shortNames": short}},
+        "status": status,
+    });
+    serde_json::from_value(crd).unwrap()
+}
+
+#[test]
+fn several_conflicting_short_names_are_reported_together_and_an_established_crd_stays_served() {
+    let accepted = |plural: &str, kind: &str, short: &[&str]| {
+        json!({"acceptedNames": {"plural": plural, "singular": plural.trim_end_matches('s'),
+            "kind": kind, "listKind": format!("{kind}List"), "shortNames": short},
+            "conditions": [{"type": "Established", "status": "True", "reason": "InitialNamesAccepted",
+                "message": "the initial names have been accepted", "lastTransitionTime": "2026-01-01T00:00:00Z"}]})
+    };
+    let widgets = named_crd(
+        "widgets",
+        "Widget",
+        &["a", "b"],
+        accepted("widgets", "Widget", &["a", "b"]),
+    );
+    // An established CRD that now asks for names in use keeps its accepted ones and is served.
+    let gadgets = named_crd(
+        "gadgets",
+        "Gadget",
+        &["g", "a", "b"],
+        accepted("gadgets", "Gadget", &["g"]),
+    );
+    let all = [widgets, gadgets.clone()];
+    let naming = super::decide_names(&gadgets, &all);
+    let patch = naming.patch.unwrap();
+    let conditions = patch["status"]["conditions"].as_array().unwrap();
+    let names = conditions
+        .iter()
+        .find(|c| c["type"] == "NamesAccepted")
+        .unwrap();
+    assert_eq!(names["reason"], "ShortNamesConflict");
+    assert_eq!(
+        names["message"],
+        r#"["a" is already in use, "b" is already in use]"#
+    );
+    assert_eq!(naming.accepted.short_names, Some(vec!["g".to_owned()]));
+    assert!(naming.served);
+    let established = conditions
+        .iter()
+        .find(|c| c["type"] == "Established")
+        .unwrap();
+    assert_eq!(established["lastTransitionTime"], "2026-01-01T00:00:00Z");
+}

@@ -5,6 +5,7 @@ mod apply;
 mod autoscaling;
 mod binary;
 mod clients;
+mod crd_names;
 mod crd_objects;
 mod crd_versions;
 mod crds;
