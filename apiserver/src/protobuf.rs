@@ -8,7 +8,9 @@
 //! by `build.rs`) and converted field by field; the types whose JSON form is not their message
 //! (`Time`, `MicroTime`, `Quantity`, `IntOrString`, `RawExtension`, `FieldsV1`) are converted as
 //! Kubernetes' JSON encoding writes them. Empty strings are left out, as Go's `omitempty` does
-//! for the string fields kubectl's encoder always writes.
+//! for the string fields kubectl's encoder always writes. Go's embedded structs (an ingress
+//! rule's `IngressRuleValue`, a volume's `VolumeSource`, ...) are fields of their own in
+//! protobuf and inlined in JSON: the fields the kind's schema does not declare are inlined.
 
 use std::sync::OnceLock;
 
@@ -19,6 +21,7 @@ use prost_reflect::{
 use serde_json::{Map, Value, json};
 
 use crate::error::ApiError;
+use crate::schema::Schema;
 
 /// The media type of Kubernetes' protobuf encoding.
 pub(crate) const MEDIA_TYPE: &str = "application/vnd.kubernetes.protobuf";
@@ -99,6 +102,10 @@ pub(crate) fn decode(body: &[u8]) -> Result<Value, ApiError> {
     let object =
         DynamicMessage::decode(kind_message(pool, &api_version, &kind)?, raw).map_err(bad)?;
     let mut value = message_json(&object).map_err(bad)?;
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", &api_version));
+    if let Some(ty) = Schema::builtin().root(group, version, &kind) {
+        ty.inline_embedded(&mut value);
+    }
     if let Some(map) = value.as_object_mut() {
         map.insert("apiVersion".into(), Value::String(api_version));
         map.insert("kind".into(), Value::String(kind));

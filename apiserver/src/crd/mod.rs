@@ -27,7 +27,7 @@ mod tests;
 mod validation;
 
 pub(crate) use naming::decide_names;
-pub(crate) use schema::{check_object, prune_and_default};
+pub(crate) use schema::{check_object, prune_and_default, pruned_paths};
 pub(crate) use validation::{validate, validate_update};
 
 /// The group of CustomResourceDefinitions.

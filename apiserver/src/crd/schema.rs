@@ -34,15 +34,31 @@ fn walk(schema: &Value, value: &mut Value) {
     }
 }
 
+/// Whether pruning keeps field `name` of an object of `schema` (at the object's `root`).
+fn keeps(schema: &Value, root: bool, name: &str) -> bool {
+    flag(schema, "x-kubernetes-preserve-unknown-fields")
+        || schema
+            .get("additionalProperties")
+            .is_some_and(Value::is_object)
+        || (root && ROOT_FIELDS.contains(&name))
+        || schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .is_some_and(|p| p.contains_key(name))
+}
+
+/// The schema of field `name` of an object of `schema`: its property, or
+/// `additionalProperties`.
+fn field_schema<'s>(schema: &'s Value, name: &str) -> Option<&'s Value> {
+    schema
+        .get("properties")
+        .and_then(|p| p.get(name))
+        .or_else(|| schema.get("additionalProperties").filter(|v| v.is_object()))
+}
+
 fn walk_object(schema: &Value, map: &mut Map<String, Value>, root: bool) {
-    let props = schema.get("properties").and_then(Value::as_object);
-    let extra = schema.get("additionalProperties").filter(|v| v.is_object());
-    if !flag(schema, "x-kubernetes-preserve-unknown-fields") && extra.is_none() {
-        map.retain(|k, _| {
-            (root && ROOT_FIELDS.contains(&k.as_str())) || props.is_some_and(|p| p.contains_key(k))
-        });
-    }
-    if let Some(props) = props {
+    map.retain(|k, _| keeps(schema, root, k));
+    if let Some(props) = schema.get("properties").and_then(Value::as_object) {
         for (name, sub) in props {
             if root && ROOT_FIELDS.contains(&name.as_str()) {
                 continue;
@@ -56,8 +72,54 @@ fn walk_object(schema: &Value, map: &mut Map<String, Value>, root: bool) {
         if root && ROOT_FIELDS.contains(&name.as_str()) {
             continue;
         }
-        if let Some(sub) = props.and_then(|p| p.get(name)).or(extra) {
+        if let Some(sub) = field_schema(schema, name) {
             walk(sub, value);
+        }
+    }
+}
+
+/// The paths of the fields pruning would drop from `obj` (a whole object, its `metadata` left
+/// out): what a custom resource's strict decoding reports as unknown fields.
+pub(crate) fn pruned_paths(schema: &Value, obj: &Map<String, Value>) -> Vec<String> {
+    let mut out = Vec::new();
+    collect_pruned(schema, obj, true, "", &mut out);
+    out
+}
+
+fn collect_pruned(
+    schema: &Value,
+    map: &Map<String, Value>,
+    root: bool,
+    path: &str,
+    out: &mut Vec<String>,
+) {
+    for (name, value) in map {
+        if root && ROOT_FIELDS.contains(&name.as_str()) {
+            continue;
+        }
+        let field = join(path, name);
+        if !keeps(schema, root, name) {
+            out.push(field);
+        } else if let Some(sub) = field_schema(schema, name) {
+            match value {
+                Value::Object(m) => collect_pruned(sub, m, false, &field, out),
+                Value::Array(items) => collect_items(sub, items, &field, out),
+                _ => {}
+            }
+        }
+    }
+}
+
+fn collect_items(schema: &Value, items: &[Value], path: &str, out: &mut Vec<String>) {
+    let Some(item_schema) = schema.get("items") else {
+        return;
+    };
+    for (i, item) in items.iter().enumerate() {
+        let item_path = format!("{path}[{i}]");
+        match item {
+            Value::Object(m) => collect_pruned(item_schema, m, false, &item_path, out),
+            Value::Array(nested) => collect_items(item_schema, nested, &item_path, out),
+            _ => {}
         }
     }
 }

@@ -26,7 +26,6 @@ pub(crate) use request::{FieldManager, Verb, with_managed_fields};
 pub(crate) use set::FieldSet;
 pub(crate) use typed::MergeError;
 
-use crate::error::ApiError;
 use crate::schema::Ty;
 
 /// Fields never recorded in a set (`internal/stripmeta.go`): the type, the metadata node and
@@ -104,15 +103,6 @@ pub(crate) enum ApplyError {
     Merge(#[from] MergeError),
 }
 
-impl From<ApplyError> for ApiError {
-    fn from(e: ApplyError) -> Self {
-        match e {
-            ApplyError::Conflicts(c) => c.into(),
-            ApplyError::Merge(m) => ApiError::internal(m.to_string()),
-        }
-    }
-}
-
 /// Applies `config` (the request body) for `writer` to `live` (`None`: apply-create) and
 /// returns the new object with its managedFields. `force` takes conflicting fields over.
 pub(crate) fn apply(
@@ -130,6 +120,7 @@ pub(crate) fn apply(
         before.fields = writer.tracked(&typed::to_set(&live_obj, writer.ty));
         managers.0.push(before);
     }
+    typed::undeclared(config, writer.ty)?;
     let merged = typed::merge(&live_obj, config, writer.ty)?;
     let me = writer.entry(Operation::Apply);
     let mine = managers.entry(&me);

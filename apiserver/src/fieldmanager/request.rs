@@ -6,12 +6,13 @@ use http::HeaderMap;
 use serde_json::Value;
 
 use super::set::FieldSet;
-use super::{Writer, field_set};
+use super::{ApplyError, Writer, field_set};
 use crate::error::ApiError;
 use crate::object::Object;
 use crate::query::Query;
 use crate::resource::ResourceDef;
 use crate::schema::{Schema, TypeOf};
+use crate::validation::FieldValidation;
 
 /// Longest manager name (`FieldManagerMaxLength`).
 const MAX_MANAGER: usize = 128;
@@ -47,6 +48,8 @@ pub(crate) struct FieldManager {
     status: bool,
     /// An apply: the object it makes already carries its managedFields.
     apply: bool,
+    /// The request's `fieldValidation` (module `validation`), checked with its other options.
+    validation: FieldValidation,
 }
 
 fn options_invalid(verb: Verb, field: &str, message: String) -> ApiError {
@@ -87,6 +90,8 @@ impl FieldManager {
         verb: Verb,
         status: bool,
     ) -> Result<Self, ApiError> {
+        let validation = FieldValidation::parse(query.get("fieldValidation"))
+            .map_err(|(field, message)| options_invalid(verb, &field, message))?;
         let force = query.get("force");
         if force.is_some() && verb != Verb::Apply {
             return Err(options_invalid(
@@ -132,6 +137,7 @@ impl FieldManager {
             force: force == Some("true"),
             status,
             apply: verb == Verb::Apply,
+            validation,
         })
     }
 
@@ -143,7 +149,13 @@ impl FieldManager {
             force: false,
             status,
             apply: false,
+            validation: FieldValidation::Ignore,
         }
+    }
+
+    /// The request's `fieldValidation` directive (a controller's writes: `Ignore`).
+    pub(crate) fn validation(&self) -> FieldValidation {
+        self.validation
     }
 
     /// Whether the write goes to the status subresource.
@@ -220,8 +232,35 @@ impl FieldManager {
         let now = now();
         let ty = Schema::type_of(&def.api, def.schema.as_deref());
         let writer = self.writer(def, &ty, &reset, &now);
-        Ok(super::apply(live.as_ref(), config, &writer, self.force)?)
+        super::apply(live.as_ref(), config, &writer, self.force).map_err(|e| match e {
+            // As the API server: the typed conversion's error is not converted into a Status.
+            ApplyError::Merge(m) => ApiError::unconverted(format!(
+                "failed to create typed patch object ({}): {m}",
+                object_gvknn(def, config)
+            )),
+            ApplyError::Conflicts(c) => c.into(),
+        })
     }
+}
+
+/// `objectGVKNN`: `namespace/name; group/version, Kind=Kind` of an applied configuration.
+fn object_gvknn(def: &ResourceDef, config: &Value) -> String {
+    let meta = |field: &str| {
+        config
+            .pointer(&format!("/metadata/{field}"))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned()
+    };
+    let api = &def.api;
+    format!(
+        "{}/{}; {}/{}, Kind={}",
+        meta("namespace"),
+        meta("name"),
+        api.group,
+        api.version,
+        api.kind
+    )
 }
 
 /// The set of whole top-level fields `fields`.

@@ -129,7 +129,7 @@ fn applying_another_managers_field_with_a_new_value_conflicts() {
         false,
     )
     .unwrap_err();
-    let api: ApiError = err.into();
+    let api = conflict_error(err);
     assert_eq!(api.code, 409);
     assert_eq!(
         api.message,
@@ -180,7 +180,7 @@ fn several_conflicts_are_listed_per_manager() {
     )
     .unwrap_err();
     assert_eq!(
-        ApiError::from(err).message,
+        conflict_error(err).message,
         "Apply failed with 2 conflicts: conflicts with \"a\":\n- .spec.paused\n- .spec.replicas"
     );
 }
@@ -315,7 +315,7 @@ fn first_apply_to_an_untracked_object_conflicts_with_before_first_apply() {
     )
     .unwrap_err();
     assert_eq!(
-        ApiError::from(err).message,
+        conflict_error(err).message,
         r#"Apply failed with 1 conflict: conflict with "before-first-apply" using apps/v1: .spec.replicas"#
     );
 }
@@ -372,4 +372,12 @@ fn kubectl_server_side_apply_rewrites_the_client_side_last_applied_annotation() 
         other["metadata"]["annotations"][LAST_APPLIED],
         "{\"old\":true}"
     );
+}
+
+/// The 409 of an apply's conflicts.
+fn conflict_error(err: super::ApplyError) -> crate::error::ApiError {
+    match err {
+        super::ApplyError::Conflicts(c) => c.into(),
+        other => panic!("not a conflict: {other}"),
+    }
 }

@@ -8,7 +8,7 @@ use rand::Rng;
 use serde_json::Value;
 
 use super::builtin::strategy_for;
-use super::decode::{check_type, object_of};
+use super::decode::{body_object, check_type};
 use super::managed::{FieldManager, track_update};
 use super::{Target, Written, now, service_ip};
 use crate::error::ApiError;
@@ -167,7 +167,7 @@ pub(crate) async fn create(
     body: Value,
     manager: &FieldManager,
 ) -> Result<Written, ApiError> {
-    let obj = object_of(target.def, body)?;
+    let (obj, decoded) = body_object(target.def, body, manager.validation())?;
     let mut obj = prepare_create(target.def, target.namespace, obj, false)?;
     let name = obj.meta().name.clone().unwrap_or_default();
     crate::admission::admit_create(
@@ -187,5 +187,5 @@ pub(crate) async fn create(
     }
     track_update(target.def, None, &mut obj, manager)?;
     let stored = store_new(target, obj).await?;
-    Ok(Written::new(target.def, stored, true))
+    Ok(Written::new(target.def, stored, true).with_decode_warnings(decoded))
 }

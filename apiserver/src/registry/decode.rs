@@ -7,8 +7,9 @@ use serde_json::Value;
 use super::builtin::strategy_for;
 use crate::error::ApiError;
 use crate::object::Object;
+use crate::patch::PatchKind;
 use crate::resource::ResourceDef;
-use crate::validation;
+use crate::validation::{self, FieldValidation, field};
 
 /// Builds an object of `def`'s kind from JSON, defaulted.
 pub(super) fn object_of(def: &ResourceDef, mut value: Value) -> Result<Object, ApiError> {
@@ -17,6 +18,69 @@ pub(super) fn object_of(def: &ResourceDef, mut value: Value) -> Result<Object, A
     let mut obj = Object::from_value(value).map_err(|e| ApiError::bad_request(e.to_string()))?;
     check_type(def, &mut obj)?;
     Ok(obj)
+}
+
+/// The warnings of unknown fields (`unknown field "spec.foo"`) under `Warn`.
+fn warnings(unknown: &[String], directive: FieldValidation) -> Vec<String> {
+    if directive != FieldValidation::Warn {
+        return Vec::new();
+    }
+    unknown
+        .iter()
+        .map(|f| validation::unknown_field(f))
+        .collect()
+}
+
+/// [`object_of`] for a create or update body, its unknown fields handled as the request's
+/// `fieldValidation` says (the create and update handlers' strict decoding): under `Strict`
+/// 400 `Kind in version "v1" cannot be handled as a Kind: strict decoding error: unknown
+/// field "spec.foo"` (after any other decoding error), under `Warn` one warning each.
+pub(super) fn body_object(
+    def: &ResourceDef,
+    mut value: Value,
+    directive: FieldValidation,
+) -> Result<(Object, Vec<String>), ApiError> {
+    let unknown = validation::unknown_fields(def, &mut value, directive);
+    let obj = object_of(def, value)?;
+    if directive == FieldValidation::Strict && !unknown.is_empty() {
+        let error = validation::strict_decoding_error(&unknown);
+        return Err(validation::cannot_handle(def, &error));
+    }
+    Ok((obj, warnings(&unknown, directive)))
+}
+
+/// [`object_of`] for a patched object (JSON, merge or strategic merge patch `patch`), its
+/// unknown fields handled as the patch handler does: under `Strict` 422 with the cause
+/// `patch: Invalid value: "<patched object, or Go's print of a strategic patch>": strict
+/// decoding error: ...`, under `Warn` one warning each.
+pub(super) fn patched_object(
+    def: &ResourceDef,
+    mut value: Value,
+    kind: PatchKind,
+    patch: &Value,
+    directive: FieldValidation,
+) -> Result<(Object, Vec<String>), ApiError> {
+    // What the message shows: the patched object as it was, or the strategic patch.
+    let original = (directive == FieldValidation::Strict && kind != PatchKind::Strategic)
+        .then(|| value.clone());
+    let unknown = validation::unknown_fields(def, &mut value, directive);
+    let refused = (directive == FieldValidation::Strict && !unknown.is_empty()).then(|| {
+        let shown = match &original {
+            Some(patched) => patched.to_string(),
+            None => crate::patch::go_value(patch),
+        };
+        field::invalid(
+            "patch",
+            &field::go_string(&shown),
+            &validation::strict_decoding_error(&unknown),
+        )
+    });
+    // A decoding error other than unknown fields comes first.
+    let obj = object_of(def, value)?;
+    match refused {
+        Some(cause) => Err(ApiError::invalid("", "", "", &[cause])),
+        None => Ok((obj, warnings(&unknown, directive))),
+    }
 }
 
 /// Checks `apiVersion` and `kind` against `def` and sets them, and extracts `def`'s selectable

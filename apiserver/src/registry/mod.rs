@@ -84,6 +84,14 @@ impl Written {
             created,
         }
     }
+
+    /// The write's answer with the decoder's `warnings` before the strategy's (the order in
+    /// which the API server records them).
+    fn with_decode_warnings(mut self, mut warnings: Vec<String>) -> Self {
+        warnings.append(&mut self.warnings);
+        self.warnings = warnings;
+        self
+    }
 }
 
 /// What a write addresses.

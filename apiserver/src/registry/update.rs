@@ -4,11 +4,12 @@
 use std::sync::Arc;
 
 use kube_core::Resource;
+use parking_lot::Mutex;
 use serde_json::Value;
 
 use super::builtin::strategy_for;
 use super::create::{create, prepare_create};
-use super::decode::object_of;
+use super::decode::{body_object, object_of, patched_object};
 use super::managed::{FieldManager, apply, keep_applied, track_update};
 use super::strategy::Subresource;
 use super::{Target, Written, conflict_stale, not_found};
@@ -112,7 +113,7 @@ pub(crate) async fn update(
     manager: &FieldManager,
 ) -> Result<Written, ApiError> {
     let def = Arc::clone(target.def);
-    let new = object_of(&def, body)?;
+    let (new, decoded) = body_object(&def, body, manager.validation())?;
     if new.meta().name.is_some() {
         check_name(&new, name)?;
     }
@@ -175,7 +176,7 @@ pub(crate) async fn update(
         Ok(next)
     });
     let stored = guaranteed_update(target, name, f).await?;
-    Ok(Written::new(target.def, stored, false))
+    Ok(Written::new(target.def, stored, false).with_decode_warnings(decoded))
 }
 
 /// An apply patch of an absent object creates it, through the create path (a service gets its
@@ -228,6 +229,9 @@ pub(crate) async fn patch(
     let owned_name = name.to_owned();
     let namespace = target.namespace.map(str::to_owned);
     let manager = manager.clone();
+    // The unknown-field warnings of the last run of the update function.
+    let decoded = Arc::new(Mutex::new(Vec::new()));
+    let decoded_in_update = Arc::clone(&decoded);
     let f: UpdateFn = Box::new(move |cur| {
         let is_apply = request.kind == PatchKind::Apply;
         let Some(cur) = cur else {
@@ -243,8 +247,8 @@ pub(crate) async fn patch(
             true => Some(apply(&def, Some(cur), &request.patch, &manager)?),
             false => None,
         };
-        let value = match &applied {
-            Some(value) => value.clone(),
+        let new = match &applied {
+            Some(value) => object_of(&def, value.clone())?,
             None => {
                 let mut value = cur.to_value();
                 apply_patch(
@@ -253,10 +257,13 @@ pub(crate) async fn patch(
                     &request.patch,
                     Schema::type_of(&def.api, def.schema.as_deref()).ty(),
                 )?;
-                value
+                let (kind, patch) = (request.kind, &request.patch);
+                let (new, warnings) =
+                    patched_object(&def, value, kind, patch, manager.validation())?;
+                *decoded_in_update.lock() = warnings;
+                new
             }
         };
-        let new = object_of(&def, value)?;
         // As the API server's patch handler (checkName): the patched object must keep the
         // name and namespace of the request.
         check_name(&new, &owned_name)?;
@@ -286,5 +293,6 @@ pub(crate) async fn patch(
         Ok(next)
     });
     let stored = guaranteed_update(target, name, f).await?;
-    Ok(Written::new(target.def, stored, false))
+    let decoded = std::mem::take(&mut *decoded.lock());
+    Ok(Written::new(target.def, stored, false).with_decode_warnings(decoded))
 }

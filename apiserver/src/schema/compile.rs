@@ -115,7 +115,12 @@ impl<'d> Compiler<'d> {
                 .iter()
                 .map(|(name, field)| (name.clone(), self.compile(field)))
                 .collect();
-            return Type::Struct { fields, atomic };
+            let open = node.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true));
+            return Type::Struct {
+                fields,
+                atomic,
+                open,
+            };
         }
         match type_name(node) {
             Some("array") => Type::List(self.list(node)),

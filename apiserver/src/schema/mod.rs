@@ -9,6 +9,7 @@
 //! Objects of kinds without a schema are [`Type::Untyped`]: lists atomic, maps granular.
 
 mod compile;
+mod unknown;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::LazyLock;
@@ -58,10 +59,12 @@ pub(crate) enum Type {
     /// A string, number, boolean, int-or-string or other leaf.
     Scalar,
     /// An object with declared fields; `atomic` (`x-kubernetes-map-type: atomic`) is owned and
-    /// replaced as a whole.
+    /// replaced as a whole; `open` (`x-kubernetes-preserve-unknown-fields`) keeps undeclared
+    /// fields too.
     Struct {
         fields: BTreeMap<String, TypeId>,
         atomic: bool,
+        open: bool,
     },
     /// An object with arbitrary keys (`additionalProperties`).
     Map { values: TypeId, atomic: bool },

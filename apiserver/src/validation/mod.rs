@@ -20,6 +20,7 @@ mod pod;
 mod policy;
 mod service;
 mod storage;
+mod unknown;
 mod update;
 mod workloads;
 
@@ -33,6 +34,7 @@ pub(crate) use storage::{
     persistent_volume, persistent_volume_claim, persistent_volume_claim_update,
     persistent_volume_update, storage_class, storage_class_update,
 };
+pub(crate) use unknown::{FieldValidation, strict_decoding_error, unknown_field, unknown_fields};
 pub(crate) use update::{immutable_data, meta_update};
 pub(crate) use workloads::{cron_job, job, job_update, selector_update, workload};
 
@@ -286,13 +288,17 @@ pub(crate) fn decode_builtin(def: &ResourceDef, value: &Value) -> Result<(), Api
     let Some(kind) = crate::kinds::find(&def.api.api_version, &def.api.kind) else {
         return Ok(());
     };
-    (kind.decode)(value).map_err(|e| {
-        let kind = &def.api.kind;
-        ApiError::bad_request(format!(
-            "{kind} in version {:?} cannot be handled as a {kind}: {e}",
-            def.api.version
-        ))
-    })
+    (kind.decode)(value).map_err(|e| cannot_handle(def, &e))
+}
+
+/// 400 `Kind in version "v1" cannot be handled as a Kind: <error>`: the decoder's error as the
+/// API server's create and update handlers answer it (`transformDecodeError`).
+pub(crate) fn cannot_handle(def: &ResourceDef, error: &dyn std::fmt::Display) -> ApiError {
+    let kind = &def.api.kind;
+    ApiError::bad_request(format!(
+        "{kind} in version {:?} cannot be handled as a {kind}: {error}",
+        def.api.version
+    ))
 }
 
 /// Validates `DeleteOptions` (`propagationPolicy` in the body or the query): 422 Invalid of

@@ -1,6 +1,7 @@
 //! kubectl with CustomResourceDefinitions against the `kcache-apiserver` binary (skipped when
 //! kubectl is not installed): apply a CRD with a schema, a status subresource and a printer
-//! column, then apply, get, patch the status of and delete custom objects.
+//! column, then apply (an unknown field refused as kubectl validates strictly), get, patch the
+//! status of and delete custom objects.
 
 use std::process::Command;
 
@@ -69,7 +70,21 @@ fn kubectl_applies_a_crd_then_applies_gets_patches_and_deletes_custom_objects() 
     let file = dir.join("w1.yaml");
     std::fs::write(&file, widget("3")).unwrap();
     let path = file.to_str().unwrap();
-    let out = kubectl(&kc, &server, &["apply", "-f", path]);
+    // kubectl validates strictly by default: the unknown (pruned) field is refused...
+    let out = Command::new(&kc)
+        .env("KUBECONFIG", &server.kubeconfig)
+        .args(["apply", "-f", path])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains(r#"Error from server (BadRequest): error when creating "#)
+            && stderr.contains(r#"Widget in version "v1" cannot be handled as a Widget: strict decoding error: unknown field "spec.unknown""#),
+        "{stderr}"
+    );
+    // ... and pruned without validation (fieldValidation=Ignore).
+    let out = kubectl(&kc, &server, &["apply", "--validate=false", "-f", path]);
     assert!(out.contains("widget.example.com/w1 created"), "{out}");
     let table = kubectl(&kc, &server, &["get", "wd"]);
     let lines: Vec<Vec<&str>> = table
@@ -106,7 +121,7 @@ fn kubectl_applies_a_crd_then_applies_gets_patches_and_deletes_custom_objects() 
     std::fs::write(&file, widget("11")).unwrap();
     let out = Command::new(&kc)
         .env("KUBECONFIG", &server.kubeconfig)
-        .args(["apply", "-f", path])
+        .args(["apply", "--validate=false", "-f", path])
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -13,6 +13,7 @@ mod crds_kube;
 mod defaulting;
 mod events;
 mod faults;
+mod field_validation;
 mod group_rules;
 mod group_tables;
 mod hostile;

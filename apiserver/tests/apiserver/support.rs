@@ -65,6 +65,17 @@ pub(crate) async fn request(
     path: &str,
     body: Option<(&str, Vec<u8>)>,
 ) -> (u16, Value) {
+    let (code, body, _) = request_warned(client, method, path, body).await;
+    (code, body)
+}
+
+/// [`request`], also returning the `Warning` headers of the answer.
+pub(crate) async fn request_warned(
+    client: &Client,
+    method: &str,
+    path: &str,
+    body: Option<(&str, Vec<u8>)>,
+) -> (u16, Value, Vec<String>) {
     let mut req = http::Request::builder().method(method).uri(path);
     let bytes = match body {
         Some((ct, b)) => {
@@ -78,8 +89,15 @@ pub(crate) async fn request(
         .await
         .unwrap();
     let code = resp.status().as_u16();
+    let warnings = resp
+        .headers()
+        .get_all(http::header::WARNING)
+        .iter()
+        .map(|v| v.to_str().unwrap().to_owned())
+        .collect();
     let bytes = resp.into_body().collect_bytes().await.unwrap();
-    (code, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+    let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    (code, body, warnings)
 }
 
 pub(crate) async fn get(client: &Client, path: &str) -> (u16, Value) {

@@ -14,6 +14,71 @@ pub(crate) enum MergeError {
     /// Two items of an applied associative list or set have the same key.
     #[error(".{path}: duplicate entries for key {key}")]
     DuplicateKey { path: String, key: String },
+    /// Fields of the applied configuration its type does not declare (structured-merge-diff's
+    /// validation errors, printed as its `ValidationErrors`).
+    #[error("{}", undeclared_message(.0))]
+    Undeclared(Vec<String>),
+}
+
+fn undeclared_message(paths: &[String]) -> String {
+    let errors: Vec<String> = paths
+        .iter()
+        .map(|p| format!("{p}: field not declared in schema"))
+        .collect();
+    match errors.as_slice() {
+        [one] => one.clone(),
+        many => format!("errors:\n  {}", many.join("\n  ")),
+    }
+}
+
+/// The fields of `config` (an applied configuration) that `ty` does not declare, as
+/// structured-merge-diff's conversion to a typed value refuses them; `apiVersion`, `kind` and
+/// `metadata` at the root are always known (a custom resource's schema may leave them out).
+pub(crate) fn undeclared(config: &Value, ty: Ty<'_>) -> Result<(), MergeError> {
+    let mut out = Vec::new();
+    walk_undeclared(config, ty, &mut Vec::new(), &mut out);
+    if out.is_empty() {
+        Ok(())
+    } else {
+        Err(MergeError::Undeclared(out))
+    }
+}
+
+fn walk_undeclared(value: &Value, ty: Ty<'_>, path: &mut Path, out: &mut Vec<String>) {
+    match (value, ty.get()) {
+        (Value::Object(map), Type::Struct { fields, open, .. }) => {
+            for (k, v) in map {
+                path.push(PathElement::Field(k.clone()));
+                let root_field =
+                    path.len() == 1 && ["apiVersion", "kind", "metadata"].contains(&k.as_str());
+                if fields.contains_key(k) {
+                    walk_undeclared(v, ty.field(k), path, out);
+                } else if !*open && !root_field {
+                    out.push(super::path::display(path));
+                }
+                path.pop();
+            }
+        }
+        (Value::Object(map), Type::Map { .. }) => {
+            for (k, v) in map {
+                path.push(PathElement::Field(k.clone()));
+                walk_undeclared(v, ty.field(k), path, out);
+                path.pop();
+            }
+        }
+        (Value::Array(items), Type::List(list)) => {
+            for (i, item) in items.iter().enumerate() {
+                let element = match list.kind {
+                    ListKind::Atomic => PathElement::Index(i),
+                    _ => item_element(&list.kind, item),
+                };
+                path.push(element);
+                walk_undeclared(item, ty.items(), path, out);
+                path.pop();
+            }
+        }
+        _ => {}
+    }
 }
 
 /// The children of a value that field sets track: `None` for a leaf (scalars and atomic
