@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 
 use crate::crds::{create_established, widget_crd};
 use crate::kubectl::session;
+use crate::kubectl_directives::deployment_yaml;
 use crate::support::*;
 
 const DEPLOYMENTS: &str = "/apis/apps/v1/namespaces/default/deployments";
@@ -193,26 +194,14 @@ async fn server_side_apply_refuses_fields_not_declared_in_the_schema_whatever_th
     );
 }
 
-const DEPLOYMENT_YAML: &str = "apiVersion: apps/v1
-kind: Deployment
-metadata: {name: strict}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: a}}
-  template:
-    metadata: {labels: {app: a}}
-    spec:
-      containers:
-      - {name: c, image: nginx, imagePullPolicyy: Always}
-";
-
 #[test]
 fn kubectl_create_and_apply_refuse_a_manifest_with_an_unknown_field() {
     let Some((kc, server, dir)) = session("field-validation") else {
         return;
     };
     let file = dir.join("deployment.yaml");
-    std::fs::write(&file, DEPLOYMENT_YAML).unwrap();
+    let container = "{name: c, image: nginx, imagePullPolicyy: Always}";
+    std::fs::write(&file, deployment_yaml("strict", "", &[container])).unwrap();
     let path = file.to_str().unwrap();
     let expected = r#"Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: unknown field "spec.template.spec.containers[0].imagePullPolicyy""#;
     for verb in ["create", "apply"] {

@@ -22,6 +22,7 @@ mod kind_rules;
 mod kubectl;
 mod kubectl_apply;
 mod kubectl_crds;
+mod kubectl_directives;
 mod kubectl_tables;
 mod lifecycle;
 mod lists;

@@ -1,12 +1,17 @@
 //! Patches: JSON merge patch, JSON patch, strategic merge patch (lists merged by the
 //! `x-kubernetes-patch-strategy` and `-patch-merge-key` of the kind's schema, `crate::schema`;
-//! lists of kinds without a schema are replaced). Apply patches of objects and their status go through the field manager
+//! lists of kinds without a schema are replaced; its `$retainKeys` and `$setElementOrder`
+//! directives in directives.rs). Apply patches of objects and their status go through the field manager
 //! (`crate::fieldmanager`); on the scale subresource they merge as JSON merge patches.
 
 use serde_json::{Map, Value};
 
 use crate::error::ApiError;
 use crate::schema::Ty;
+
+mod directives;
+
+use directives::{DELETE_FROM_PRIMITIVE_LIST, SET_ELEMENT_ORDER};
 
 /// The patch type, from the request's Content-Type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,50 +138,37 @@ fn strategic_merge(target: &mut Value, patch: &Value, ty: Ty<'_>) -> Result<(), 
     let Value::Object(target_map) = target else {
         return Ok(());
     };
+    directives::retain_keys(target_map, patch_map)?;
+    let mut ordered: Vec<&str> = Vec::new();
+    for (k, order) in patch_map {
+        if let Some(field) = k.strip_prefix(SET_ELEMENT_ORDER) {
+            let order = directives::element_order(order)?;
+            set_element_order(
+                target_map,
+                field,
+                order,
+                patch_map.get(field),
+                ty.field(field),
+            )?;
+            ordered.push(field);
+        }
+    }
     for (k, v) in patch_map {
-        if let Some(field) = k.strip_prefix("$deleteFromPrimitiveList/") {
+        if let Some(field) = k.strip_prefix(DELETE_FROM_PRIMITIVE_LIST) {
             if let (Some(Value::Array(list)), Value::Array(remove)) = (target_map.get_mut(field), v)
             {
                 list.retain(|e| !remove.contains(e));
             }
             continue;
         }
-        if k.starts_with('$') {
+        if k.starts_with('$') || ordered.contains(&k.as_str()) {
             continue;
         }
         match v {
             Value::Null => {
                 target_map.remove(k);
             }
-            Value::Array(items) => {
-                let list = ty.field(k).list();
-                let merge = list.is_some_and(|l| {
-                    l.patch_strategy
-                        .as_deref()
-                        .is_some_and(|s| s.split(',').any(|s| s == "merge"))
-                });
-                let key = list.and_then(|l| l.patch_merge_key.as_deref());
-                match (target_map.get_mut(k), merge, key) {
-                    (Some(Value::Array(existing)), true, Some(key)) => {
-                        merge_list(existing, items, key, ty.field(k).items())?;
-                    }
-                    (Some(Value::Array(existing)), true, None) => {
-                        for item in items {
-                            if !existing.contains(item) {
-                                existing.push(item.clone());
-                            }
-                        }
-                    }
-                    _ => {
-                        let cleaned: Vec<Value> = items
-                            .iter()
-                            .filter(|e| e.get("$patch").is_none())
-                            .cloned()
-                            .collect();
-                        target_map.insert(k.clone(), Value::Array(cleaned));
-                    }
-                }
-            }
+            Value::Array(items) => merge_array(target_map, k, items, ty.field(k))?,
             Value::Object(_) => strategic_merge(
                 target_map.entry(k.clone()).or_insert(Value::Null),
                 v,
@@ -187,6 +179,72 @@ fn strategic_merge(target: &mut Value, patch: &Value, ty: Ty<'_>) -> Result<(), 
             }
         }
     }
+    Ok(())
+}
+
+/// Merges the patch's list `items` into field `k` of `target_map` by the list's patch strategy
+/// and merge key (`ty`, the field's type); lists that do not merge are replaced.
+fn merge_array(
+    target_map: &mut Map<String, Value>,
+    k: &str,
+    items: &[Value],
+    ty: Ty<'_>,
+) -> Result<(), ApiError> {
+    let list = ty.list();
+    let merge = list.is_some_and(|l| {
+        l.patch_strategy
+            .as_deref()
+            .is_some_and(|s| s.split(',').any(|s| s == "merge"))
+    });
+    let key = list.and_then(|l| l.patch_merge_key.as_deref());
+    match (target_map.get_mut(k), merge, key) {
+        (Some(Value::Array(existing)), true, Some(key)) => {
+            merge_list(existing, items, key, ty.items())?;
+        }
+        (Some(Value::Array(existing)), true, None) => {
+            for item in items {
+                if !existing.contains(item) {
+                    existing.push(item.clone());
+                }
+            }
+        }
+        _ => {
+            let cleaned: Vec<Value> = items
+                .iter()
+                .filter(|e| e.get("$patch").is_none())
+                .cloned()
+                .collect();
+            target_map.insert(k.to_owned(), Value::Array(cleaned));
+        }
+    }
+    Ok(())
+}
+
+/// `mergePatchIntoOriginal` for one `$setElementOrder/<field>` directive: the field's list is
+/// merged with the patch's (if any), then its items put in the directive's `order`.
+fn set_element_order(
+    target_map: &mut Map<String, Value>,
+    field: &str,
+    order: &[Value],
+    patch: Option<&Value>,
+    ty: Ty<'_>,
+) -> Result<(), ApiError> {
+    let server = match target_map.get(field) {
+        Some(Value::Array(items)) => items.clone(),
+        None | Some(Value::Null) => Vec::new(),
+        Some(_) => return Err(directives::bad_order()),
+    };
+    match patch {
+        Some(Value::Array(items)) => merge_array(target_map, field, items, ty)?,
+        None => {}
+        Some(_) => return Err(directives::bad_order()),
+    }
+    let Some(Value::Array(merged)) = target_map.remove(field) else {
+        return Ok(());
+    };
+    let key = ty.list().and_then(|l| l.patch_merge_key.as_deref());
+    let items = directives::order_items(merged, order, &server, key);
+    target_map.insert(field.to_owned(), Value::Array(items));
     Ok(())
 }
 
@@ -261,6 +319,58 @@ mod tests {
             json!([{"name": "a", "image": "a:2"}])
         );
         assert_eq!(target["metadata"]["labels"], json!({"y": "2"}));
+    }
+
+    // patch_test.go's "$setElementOrder" and "$retainKeys" cases, as the API server merges them.
+    #[test]
+    fn set_element_order_orders_merged_items_and_keeps_server_only_items_in_place() {
+        let pod = crate::schema::Schema::builtin()
+            .root("", "v1", "Pod")
+            .unwrap();
+        let mut target =
+            json!({"spec": {"containers": [{"name": "a"}, {"name": "s"}, {"name": "b"}]}});
+        let patch = json!({"spec": {
+            "$setElementOrder/containers": [{"name": "b"}, {"name": "c"}, {"name": "a"}],
+            "containers": [{"name": "c", "image": "c:1"}]
+        }});
+        apply_patch(PatchKind::Strategic, &mut target, &patch, pod).unwrap();
+        let names: Vec<&str> = target["spec"]["containers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["name"].as_str().unwrap())
+            .collect();
+        // mergeSortedSlice: "s" (second in the live list) goes before "b" (third there).
+        assert_eq!(names, ["s", "b", "c", "a"]);
+        let mut target = json!({"metadata": {"finalizers": ["x", "y"]}});
+        let patch = json!({"metadata": {"$setElementOrder/finalizers": ["y", "z", "x"], "finalizers": ["z"]}});
+        apply_patch(PatchKind::Strategic, &mut target, &patch, pod).unwrap();
+        assert_eq!(target["metadata"]["finalizers"], json!(["y", "z", "x"]));
+        let patch = json!({"metadata": {"$setElementOrder/finalizers": "x"}});
+        let err = apply_patch(PatchKind::Strategic, &mut target, &patch, pod).unwrap_err();
+        assert_eq!(
+            (err.code, err.message.as_str()),
+            (400, "invalid patch format of setElementOrder list")
+        );
+    }
+
+    #[test]
+    fn retain_keys_clears_unlisted_fields_and_refuses_unlisted_patch_fields() {
+        let deployment = crate::schema::Schema::builtin()
+            .root("apps", "v1", "Deployment")
+            .unwrap();
+        let live = json!({"spec": {"strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%"}}}});
+        let mut target = live.clone();
+        let patch = json!({"spec": {"strategy": {"$retainKeys": ["type"], "type": "Recreate"}}});
+        apply_patch(PatchKind::Strategic, &mut target, &patch, deployment).unwrap();
+        assert_eq!(target["spec"]["strategy"], json!({"type": "Recreate"}));
+        let mut target = live;
+        let patch = json!({"spec": {"strategy": {"$retainKeys": ["type"], "rollingUpdate": {"maxSurge": 1}}}});
+        let err = apply_patch(PatchKind::Strategic, &mut target, &patch, deployment).unwrap_err();
+        assert_eq!(
+            (err.code, err.message.as_str()),
+            (400, "invalid patch format of retainKeys")
+        );
     }
 
     #[test]
