@@ -191,15 +191,12 @@ pub(crate) fn namespace_causes(namespace: &str) -> Vec<Cause> {
 /// The causes of invalid label keys and values and annotation keys (field paths
 /// `metadata.labels` and `metadata.annotations`, as Kubernetes reports them).
 pub(crate) fn meta_causes(meta: &ObjectMeta) -> Vec<Cause> {
-    let mut causes = Vec::new();
-    for (key, value) in meta.labels.iter().flatten() {
-        for m in qualified_name_errors(key) {
-            causes.push(("metadata.labels".to_owned(), invalid_value(key, &m)));
-        }
-        for m in label_value_errors(value) {
-            causes.push(("metadata.labels".to_owned(), invalid_value(value, &m)));
-        }
-    }
+    let labels = meta
+        .labels
+        .iter()
+        .flatten()
+        .map(|(k, v)| (k.as_str(), v.as_str()));
+    let mut causes = labels_causes("metadata.labels", labels);
     for key in meta.annotations.iter().flatten().map(|(k, _)| k) {
         for m in qualified_name_errors(&key.to_ascii_lowercase()) {
             causes.push(("metadata.annotations".to_owned(), invalid_value(key, &m)));
@@ -208,29 +205,33 @@ pub(crate) fn meta_causes(meta: &ObjectMeta) -> Vec<Cause> {
     causes
 }
 
+/// `ValidateLabels` (apimachinery's `meta/v1/validation`) of the labels at `path`: each key a
+/// qualified name, each value a label value, every cause at `path` itself.
+pub(crate) fn labels_causes<'a>(
+    path: &str,
+    labels: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Vec<Cause> {
+    let mut causes = Vec::new();
+    for (key, value) in labels {
+        for m in qualified_name_errors(key) {
+            causes.push((path.to_owned(), invalid_value(key, &m)));
+        }
+        for m in label_value_errors(value) {
+            causes.push((path.to_owned(), invalid_value(value, &m)));
+        }
+    }
+    causes
+}
+
 /// `ValidateLabelSelector` (apimachinery's `meta/v1/validation`) of the selector at `path`: its
 /// `matchLabels` keys and values, and each requirement's operator, values and key.
 pub(crate) fn label_selector(path: &str, selector: &Value) -> Vec<Cause> {
-    let mut causes = Vec::new();
-    let labels = format!("{path}.matchLabels");
-    for (key, value) in selector
-        .get("matchLabels")
-        .and_then(Value::as_object)
+    let match_labels = selector.get("matchLabels").and_then(Value::as_object);
+    let labels = match_labels
         .into_iter()
         .flatten()
-    {
-        causes.extend(
-            qualified_name_errors(key)
-                .iter()
-                .map(|m| (labels.clone(), invalid_value(key, m))),
-        );
-        let value = value.as_str().unwrap_or("");
-        causes.extend(
-            label_value_errors(value)
-                .iter()
-                .map(|m| (labels.clone(), invalid_value(value, m))),
-        );
-    }
+        .map(|(k, v)| (k.as_str(), v.as_str().unwrap_or("")));
+    let mut causes = labels_causes(&format!("{path}.matchLabels"), labels);
     let requirements = selector.get("matchExpressions").and_then(Value::as_array);
     for (i, r) in requirements.into_iter().flatten().enumerate() {
         let at = format!("{path}.matchExpressions[{i}]");

@@ -1,5 +1,6 @@
 //! Services (`ValidateService` in `pkg/apis/core/validation/validation.go`): type, ports
-//! required unless headless or ExternalName, port numbers, protocols and names.
+//! required unless headless or ExternalName, port numbers, protocols and names, the selector's
+//! label keys and values.
 
 use serde_json::{Map, Value};
 
@@ -52,6 +53,12 @@ pub(crate) fn service(data: &Map<String, Value>) -> Vec<Cause> {
                 PROTOCOLS,
             ));
         }
+    }
+    if let Some(selector) = spec.get("selector").and_then(Value::as_object) {
+        let labels = selector
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str().unwrap_or("")));
+        causes.extend(super::labels_causes("spec.selector", labels));
     }
     causes
 }

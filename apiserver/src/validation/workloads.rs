@@ -1,6 +1,7 @@
 //! Workloads (`pkg/apis/apps/validation/validation.go`, `pkg/apis/batch/validation/
 //! validation.go`): replicas, selectors matching their template, template pod specs, restart
-//! policies, and the immutable selector and job template.
+//! policies, label selectors (`ValidateLabelSelector`), and the immutable selector and job
+//! template.
 
 use serde_json::{Map, Value};
 
@@ -53,6 +54,56 @@ fn non_negative(spec: &Value, field: &str, causes: &mut Vec<Cause>) {
     }
 }
 
+/// A workload's `spec.selector` (`ValidateLabelSelector`, the kind's empty-selector rule, and
+/// `LabelSelectorAsSelector`: an invalid selector is reported once more as a whole, except by
+/// daemonsets, and only a valid one is matched against the template's `labels`).
+fn workload_selector(
+    kind: &str,
+    selector: &Value,
+    labels: Option<&Map<String, Value>>,
+    causes: &mut Vec<Cause>,
+) {
+    let selector_causes = super::label_selector("spec.selector", selector);
+    let valid = selector_causes.is_empty();
+    causes.extend(selector_causes);
+    let empty = ["matchLabels", "matchExpressions"].iter().all(|k| {
+        selector.get(*k).is_none_or(|v| {
+            v.as_object().is_some_and(Map::is_empty)
+                || v.as_array().is_some_and(Vec::is_empty)
+                || v.is_null()
+        })
+    });
+    let dump = go_label_selector(selector);
+    let empty_message = match kind {
+        "Deployment" | "ReplicaSet" => Some("empty selector is invalid for deployment"),
+        "StatefulSet" => Some("empty selector is invalid for statefulset"),
+        _ => None,
+    };
+    if let Some(message) = empty_message.filter(|_| empty) {
+        causes.push(invalid("spec.selector", &dump, message));
+    }
+    match (valid, kind) {
+        (false, "StatefulSet") => {
+            causes.push(("spec.selector".to_owned(), format!("Invalid value: {dump}")));
+        }
+        (false, "DaemonSet") => {}
+        (false, _) => causes.push(invalid("spec.selector", &dump, "invalid label selector")),
+        (true, _) if !selects(selector, labels) => causes.push(invalid(
+            "spec.template.metadata.labels",
+            &go_string_map(labels),
+            "`selector` does not match template `labels`",
+        )),
+        (true, _) => {}
+    }
+    if empty && kind == "DaemonSet" {
+        causes.push(invalid(
+            "spec.selector",
+            &dump,
+            "empty selector is invalid for daemonset",
+        ));
+    }
+}
+
 /// Deployments, replicasets, statefulsets and daemonsets (`kind`).
 pub(crate) fn workload(kind: &str, data: &Map<String, Value>) -> Vec<Cause> {
     let mut causes = Vec::new();
@@ -66,28 +117,7 @@ pub(crate) fn workload(kind: &str, data: &Map<String, Value>) -> Vec<Cause> {
         .and_then(Value::as_object);
     match spec.get("selector").filter(|s| !s.is_null()) {
         None => causes.push(required("spec.selector", "")),
-        Some(selector) => {
-            let empty = ["matchLabels", "matchExpressions"].iter().all(|k| {
-                selector.get(*k).is_none_or(|v| {
-                    v.as_object().is_some_and(Map::is_empty)
-                        || v.as_array().is_some_and(Vec::is_empty)
-                        || v.is_null()
-                })
-            });
-            if empty && kind == "Deployment" {
-                causes.push(invalid(
-                    "spec.selector",
-                    &go_label_selector(selector),
-                    "empty selector is invalid for deployment",
-                ));
-            } else if !selects(selector, labels) {
-                causes.push(invalid(
-                    "spec.template.metadata.labels",
-                    &go_string_map(labels),
-                    "`selector` does not match template `labels`",
-                ));
-            }
-        }
+        Some(selector) => workload_selector(kind, selector, labels, &mut causes),
     }
     let pod = template.get("spec").unwrap_or(&Value::Null);
     pod_spec(pod, "spec.template.spec", &mut causes);
@@ -114,9 +144,13 @@ pub(crate) fn selector_update(new: &Map<String, Value>, old: &Map<String, Value>
     }
 }
 
-/// A job's spec at `path` (`spec`, `spec.jobTemplate.spec`): counts and the template's restart
-/// policy (`OnFailure` or `Never`).
+/// A job's spec at `path` (`spec`, `spec.jobTemplate.spec`): its selector when given
+/// (`ValidateLabelSelector`), counts and the template's restart policy (`OnFailure` or
+/// `Never`).
 fn job_spec(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
+    if let Some(selector) = spec.get("selector").filter(|s| !s.is_null()) {
+        causes.extend(super::label_selector(&format!("{path}.selector"), selector));
+    }
     for field in [
         "parallelism",
         "completions",

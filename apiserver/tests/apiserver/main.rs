@@ -24,6 +24,7 @@ mod kubectl_apply;
 mod kubectl_crds;
 mod kubectl_directives;
 mod kubectl_tables;
+mod label_selectors;
 mod lifecycle;
 mod lists;
 mod noop_writes;
