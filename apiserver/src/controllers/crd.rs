@@ -282,6 +282,7 @@ async fn write_crd(
     let request = PatchRequest {
         kind: PatchKind::Merge,
         patch: body,
+        duplicates: Vec::new(),
     };
     let manager = FieldManager::controller(MANAGER, subresource == Subresource::Status);
     Ok(patch(&target, name, request, subresource, &manager)

@@ -1,5 +1,5 @@
-//! Request bodies: objects in JSON, YAML or Kubernetes' protobuf encoding, patches, and
-//! `DeleteOptions`.
+//! Request bodies: objects in JSON (with their duplicate fields), YAML or Kubernetes' protobuf
+//! encoding, patches, and `DeleteOptions`.
 
 use http::header;
 use serde_json::Value;
@@ -8,7 +8,7 @@ use super::context::RequestCtx;
 use crate::deletion::{DeleteOptions, Propagation};
 use crate::error::ApiError;
 use crate::patch::PatchKind;
-use crate::registry::{DeleteRequest, PatchRequest};
+use crate::registry::{Body, DeleteRequest, PatchRequest};
 use crate::resource_version;
 use crate::storage::Preconditions;
 use crate::validation;
@@ -33,19 +33,43 @@ pub(super) fn body_value(ctx: &RequestCtx<'_>) -> Result<Value, ApiError> {
     decode(ctx.headers, &ctx.body)
 }
 
-/// A body as JSON by the Content-Type of `headers` (see [`body_value`]).
-pub(super) fn decode(headers: &http::HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
+/// The object of a create or update: [`body_value`], with the fields a JSON body gives twice.
+pub(super) fn body_object(ctx: &RequestCtx<'_>) -> Result<Body, ApiError> {
+    if media_type(ctx.headers).is_some_and(is_json) {
+        let (value, duplicates) = validation::from_slice_with_duplicates(&ctx.body)
+            .map_err(|e| ApiError::bad_request(json_error(&e)))?;
+        return Ok(Body { value, duplicates });
+    }
+    Ok(Body {
+        value: body_value(ctx)?,
+        duplicates: Vec::new(),
+    })
+}
+
+fn media_type(headers: &http::HeaderMap) -> Option<&str> {
     let content_type = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
-    let media_type = content_type.split(';').next().unwrap_or("").trim();
-    match media_type {
+    content_type.split(';').next().map(str::trim)
+}
+
+fn is_json(media_type: &str) -> bool {
+    matches!(media_type, "" | "*/*" | "application/json")
+}
+
+fn json_error(e: &serde_json::Error) -> String {
+    format!("couldn't get version/kind; json parse error: {e}")
+}
+
+/// A body as JSON by the Content-Type of `headers` (see [`body_value`]).
+pub(super) fn decode(headers: &http::HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
+    match media_type(headers).unwrap_or("") {
         crate::protobuf::MEDIA_TYPE => crate::protobuf::decode(body),
         "application/yaml" | "application/x-yaml" | "text/yaml" => yaml(body),
-        "" | "*/*" | "application/json" => serde_json::from_slice(body).map_err(|e| {
-            ApiError::bad_request(format!("couldn't get version/kind; json parse error: {e}"))
-        }),
+        json if is_json(json) => {
+            serde_json::from_slice(body).map_err(|e| ApiError::bad_request(json_error(&e)))
+        }
         _ => Err(ApiError::new(
             415,
             "UnsupportedMediaType",
@@ -63,13 +87,17 @@ pub(super) fn read_patch(ctx: &RequestCtx<'_>) -> Result<PatchRequest, ApiError>
     let kind = PatchKind::from_content_type(content_type).ok_or_else(|| {
         ApiError::new(415, "UnsupportedMediaType", format!("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json (got {content_type:?})"))
     })?;
-    let patch = if kind == PatchKind::Apply {
-        yaml(&ctx.body)?
+    let (patch, duplicates) = if kind == PatchKind::Apply {
+        (yaml(&ctx.body)?, Vec::new())
     } else {
-        serde_json::from_slice(&ctx.body)
+        validation::from_slice_with_duplicates(&ctx.body)
             .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?
     };
-    Ok(PatchRequest { kind, patch })
+    Ok(PatchRequest {
+        kind,
+        patch,
+        duplicates,
+    })
 }
 
 /// The `DeleteOptions` of a DELETE (body and query, validated).

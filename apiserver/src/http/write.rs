@@ -4,7 +4,7 @@
 use axum::response::Response;
 use http::header;
 
-use super::body::{body_value, delete_request, read_patch};
+use super::body::{body_object, body_value, delete_request, read_patch};
 use super::context::RequestCtx;
 use super::response::json_response;
 use crate::encode::{ListMeta, list_body};
@@ -54,7 +54,7 @@ fn written_response(ctx: &RequestCtx<'_>, code: u16, written: &Written) -> Respo
 pub(super) async fn create(ctx: &RequestCtx<'_>) -> Result<Response, ApiError> {
     let written = registry::create(
         &target(ctx),
-        body_value(ctx)?,
+        body_object(ctx)?,
         &field_manager(ctx, Verb::Create, false)?,
     )
     .await?;
@@ -68,7 +68,7 @@ pub(super) async fn update(
     status: bool,
 ) -> Result<Response, ApiError> {
     let manager = field_manager(ctx, Verb::Update, status)?;
-    let body = body_value(ctx)?;
+    let body = body_object(ctx)?;
     let sub = subresource(status);
     let written = registry::update(&target(ctx), name, body, sub, &manager).await?;
     Ok(written_response(ctx, 200, &written))

@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::builtin::strategy_for;
 use super::decode::{body_object, check_type};
 use super::managed::{FieldManager, track_update};
-use super::{Target, Written, now, service_ip};
+use super::{Body, Target, Written, now, service_ip};
 use crate::error::ApiError;
 use crate::object::Object;
 use crate::resource::ResourceDef;
@@ -164,7 +164,7 @@ async fn store_new(target: &Target<'_>, obj: Object) -> Result<Arc<Object>, ApiE
 /// Creates an object from a request body (a service gets its cluster IP).
 pub(crate) async fn create(
     target: &Target<'_>,
-    body: Value,
+    body: Body,
     manager: &FieldManager,
 ) -> Result<Written, ApiError> {
     let (obj, decoded) = body_object(target.def, body, manager.validation())?;

@@ -4,7 +4,9 @@
 
 use serde_json::Value;
 
+use super::Body;
 use super::builtin::strategy_for;
+use super::update::PatchRequest;
 use crate::error::ApiError;
 use crate::object::Object;
 use crate::patch::PatchKind;
@@ -20,15 +22,12 @@ pub(super) fn object_of(def: &ResourceDef, mut value: Value) -> Result<Object, A
     Ok(obj)
 }
 
-/// The warnings of unknown fields (`unknown field "spec.foo"`) under `Warn`.
-fn warnings(unknown: &[String], directive: FieldValidation) -> Vec<String> {
-    if directive != FieldValidation::Warn {
-        return Vec::new();
+/// The warnings of the strict decoder's `errors` under `Warn`.
+fn warnings(errors: Vec<String>, directive: FieldValidation) -> Vec<String> {
+    match directive {
+        FieldValidation::Warn => errors,
+        FieldValidation::Ignore | FieldValidation::Strict => Vec::new(),
     }
-    unknown
-        .iter()
-        .map(|f| validation::unknown_field(f))
-        .collect()
 }
 
 /// [`object_of`] for a create or update body, its unknown fields handled as the request's
@@ -37,49 +36,54 @@ fn warnings(unknown: &[String], directive: FieldValidation) -> Vec<String> {
 /// field "spec.foo"` (after any other decoding error), under `Warn` one warning each.
 pub(super) fn body_object(
     def: &ResourceDef,
-    mut value: Value,
+    body: Body,
     directive: FieldValidation,
 ) -> Result<(Object, Vec<String>), ApiError> {
+    let Body {
+        mut value,
+        duplicates,
+    } = body;
     let unknown = validation::unknown_fields(def, &mut value, directive);
+    let errors = validation::strict_errors(&duplicates, &unknown);
     let obj = object_of(def, value)?;
-    if directive == FieldValidation::Strict && !unknown.is_empty() {
-        let error = validation::strict_decoding_error(&unknown);
+    if directive == FieldValidation::Strict && !errors.is_empty() {
+        let error = validation::strict_decoding_error(&errors);
         return Err(validation::cannot_handle(def, &error));
     }
-    Ok((obj, warnings(&unknown, directive)))
+    Ok((obj, warnings(errors, directive)))
 }
 
-/// [`object_of`] for a patched object (JSON, merge or strategic merge patch `patch`), its
-/// unknown fields handled as the patch handler does: under `Strict` 422 with the cause
-/// `patch: Invalid value: "<patched object, or Go's print of a strategic patch>": strict
-/// decoding error: ...`, under `Warn` one warning each.
+/// [`object_of`] for an object patched by `request` (a JSON, merge or strategic merge patch),
+/// the patch's duplicate fields and the object's unknown fields handled as the patch handler
+/// does: under `Strict` 422 with the cause `patch: Invalid value: "<patched object, or Go's
+/// print of a strategic patch>": strict decoding error: ...`, under `Warn` one warning each.
 pub(super) fn patched_object(
     def: &ResourceDef,
     mut value: Value,
-    kind: PatchKind,
-    patch: &Value,
+    request: &PatchRequest,
     directive: FieldValidation,
 ) -> Result<(Object, Vec<String>), ApiError> {
+    let strategic = request.kind == PatchKind::Strategic;
     // What the message shows: the patched object as it was, or the strategic patch.
-    let original = (directive == FieldValidation::Strict && kind != PatchKind::Strategic)
-        .then(|| value.clone());
+    let original = (directive == FieldValidation::Strict && !strategic).then(|| value.clone());
     let unknown = validation::unknown_fields(def, &mut value, directive);
-    let refused = (directive == FieldValidation::Strict && !unknown.is_empty()).then(|| {
+    let errors = validation::strict_errors(&request.duplicates, &unknown);
+    let refused = (directive == FieldValidation::Strict && !errors.is_empty()).then(|| {
         let shown = match &original {
             Some(patched) => patched.to_string(),
-            None => crate::patch::go_value(patch),
+            None => crate::patch::go_value(&request.patch),
         };
         field::invalid(
             "patch",
             &field::go_string(&shown),
-            &validation::strict_decoding_error(&unknown),
+            &validation::strict_decoding_error(&errors),
         )
     });
     // A decoding error other than unknown fields comes first.
     let obj = object_of(def, value)?;
     match refused {
         Some(cause) => Err(ApiError::invalid("", "", "", &[cause])),
-        None => Ok((obj, warnings(&unknown, directive))),
+        None => Ok((obj, warnings(errors, directive))),
     }
 }
 

@@ -94,6 +94,15 @@ impl Written {
     }
 }
 
+/// The object of a create or update request, with the duplicate fields its JSON had
+/// (module `validation`).
+pub(crate) struct Body {
+    /// The object.
+    pub(crate) value: serde_json::Value,
+    /// The paths of the fields given twice.
+    pub(crate) duplicates: Vec<String>,
+}
+
 /// What a write addresses.
 pub(crate) struct Target<'a> {
     /// The server's storage and resources.

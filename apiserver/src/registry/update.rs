@@ -12,7 +12,7 @@ use super::create::{create, prepare_create};
 use super::decode::{body_object, object_of, patched_object};
 use super::managed::{FieldManager, apply, keep_applied, track_update};
 use super::strategy::Subresource;
-use super::{Target, Written, conflict_stale, not_found};
+use super::{Body, Target, Written, conflict_stale, not_found};
 use crate::convert;
 use crate::error::ApiError;
 use crate::object::Object;
@@ -29,6 +29,8 @@ pub(crate) struct PatchRequest {
     pub(crate) kind: PatchKind,
     /// The patch (an apply patch: the applied configuration).
     pub(crate) patch: Value,
+    /// The paths of the fields the patch's JSON gave twice (module `validation`).
+    pub(crate) duplicates: Vec<String>,
 }
 
 /// The state after writing `new` over `old` through `subresource`: identity fields from `old`,
@@ -108,7 +110,7 @@ fn check_name(new: &Object, name: &str) -> Result<(), ApiError> {
 pub(crate) async fn update(
     target: &Target<'_>,
     name: &str,
-    body: Value,
+    body: Body,
     subresource: Subresource,
     manager: &FieldManager,
 ) -> Result<Written, ApiError> {
@@ -204,7 +206,11 @@ async fn apply_create(
             }
         }
     }
-    match create(target, value, manager).await {
+    let body = Body {
+        value,
+        duplicates: Vec::new(),
+    };
+    match create(target, body, manager).await {
         Ok(written) => Ok(Some(written)),
         Err(e) if e.reason == "AlreadyExists" => Ok(None),
         Err(e) => Err(e),
@@ -257,9 +263,7 @@ pub(crate) async fn patch(
                     &request.patch,
                     Schema::type_of(&def.api, def.schema.as_deref()).ty(),
                 )?;
-                let (kind, patch) = (request.kind, &request.patch);
-                let (new, warnings) =
-                    patched_object(&def, value, kind, patch, manager.validation())?;
+                let (new, warnings) = patched_object(&def, value, &request, manager.validation())?;
                 *decoded_in_update.lock() = warnings;
                 new
             }

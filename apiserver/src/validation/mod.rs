@@ -13,6 +13,7 @@ use crate::error::ApiError;
 use crate::resource::ResourceDef;
 
 mod autoscaling;
+mod duplicates;
 mod events;
 pub(crate) mod field;
 mod network;
@@ -25,6 +26,7 @@ mod update;
 mod workloads;
 
 pub(crate) use autoscaling::hpa;
+pub(crate) use duplicates::from_slice_with_duplicates;
 pub(crate) use events::{event, event_update};
 pub(crate) use network::{endpoint_slice, endpoint_slice_update, ingress, network_policy};
 pub(crate) use pod::{pod_spec, pod_update};
@@ -34,7 +36,7 @@ pub(crate) use storage::{
     persistent_volume, persistent_volume_claim, persistent_volume_claim_update,
     persistent_volume_update, storage_class, storage_class_update,
 };
-pub(crate) use unknown::{FieldValidation, strict_decoding_error, unknown_field, unknown_fields};
+pub(crate) use unknown::{FieldValidation, strict_decoding_error, strict_errors, unknown_fields};
 pub(crate) use update::{immutable_data, meta_update};
 pub(crate) use workloads::{cron_job, job, job_update, selector_update, workload};
 

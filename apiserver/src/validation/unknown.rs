@@ -3,12 +3,12 @@
 //! definitions (what Go's strict decoding into the kind's type rejects), custom objects against
 //! their version's structural schema (the fields pruning would drop) and `metadata` against
 //! `ObjectMeta`. `Strict` refuses them, `Warn` (the default) answers them as warnings,
-//! `Ignore` does neither.
+//! `Ignore` does neither; duplicate fields of JSON bodies (duplicates.rs) are treated alike.
 
 use serde_json::Value;
 
 use super::Cause;
-use super::field::unsupported;
+use super::field::{go_string, unsupported};
 use crate::resource::ResourceDef;
 use crate::schema::Schema;
 
@@ -77,13 +77,19 @@ pub(crate) fn unknown_fields(
     fields
 }
 
-/// Strict decoding's error text: `strict decoding error: unknown field "a", unknown field "b"`.
-pub(crate) fn strict_decoding_error(fields: &[String]) -> String {
-    let errors: Vec<String> = fields.iter().map(|f| unknown_field(f)).collect();
-    format!("strict decoding error: {}", errors.join(", "))
+/// The strict decoder's errors, each also a `Warn` warning: `duplicate field "spec.a"` for each
+/// of `duplicates`, then `unknown field "spec.foo"` for each of `unknown`.
+pub(crate) fn strict_errors(duplicates: &[String], unknown: &[String]) -> Vec<String> {
+    let duplicate = duplicates
+        .iter()
+        .map(|f| format!("duplicate field {}", go_string(f)));
+    let unknown = unknown
+        .iter()
+        .map(|f| format!("unknown field {}", go_string(f)));
+    duplicate.chain(unknown).collect()
 }
 
-/// One unknown field's error, which is also its warning: `unknown field "spec.foo"`.
-pub(crate) fn unknown_field(path: &str) -> String {
-    format!("unknown field {}", super::field::go_string(path))
+/// Strict decoding's error text: `strict decoding error: unknown field "a", unknown field "b"`.
+pub(crate) fn strict_decoding_error(errors: &[String]) -> String {
+    format!("strict decoding error: {}", errors.join(", "))
 }

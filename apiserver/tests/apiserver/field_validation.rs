@@ -143,6 +143,42 @@ async fn strict_patches_refuse_unknown_fields_as_an_invalid_patch() {
     assert!(patched.get("extra").is_none(), "{patched}");
 }
 
+#[tokio::test]
+async fn duplicate_fields_of_json_bodies_and_patches_are_strict_decoding_errors() {
+    let s = start().await;
+    let c = client(&s);
+    let cms = "/api/v1/namespaces/default/configmaps";
+    let body = |name: &str| {
+        let text = format!(
+            r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"{name}"}},"data":{{"a":"1"}},"data":{{"b":"2"}}}}"#
+        );
+        Some(("application/json", text.into_bytes()))
+    };
+    let strict = format!("{cms}?fieldValidation=Strict");
+    let (code, status, _) = request_warned(&c, "POST", &strict, body("dup")).await;
+    assert_eq!(code, 400, "{status}");
+    assert_eq!(
+        status["message"],
+        r#"ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: duplicate field "data""#
+    );
+    let (code, created, warnings) = request_warned(&c, "POST", cms, body("dup")).await;
+    assert_eq!(code, 201, "{created}");
+    assert_eq!(warnings, [r#"299 - "duplicate field \"data\"""#]);
+    assert_eq!(created["data"], json!({"b": "2"}));
+    let patch = Some((
+        "application/merge-patch+json",
+        br#"{"data":{"c":"3","c":"4"}}"#.to_vec(),
+    ));
+    let path = format!("{cms}/dup?fieldValidation=Strict");
+    let (code, status, _) = request_warned(&c, "PATCH", &path, patch).await;
+    assert_eq!(code, 422, "{status}");
+    let message = status["message"].as_str().unwrap();
+    assert!(
+        message.ends_with(r#"": strict decoding error: duplicate field "data.c""#),
+        "{message}"
+    );
+}
+
 async fn unknown_fields_of_custom_objects_are_their_pruned_fields(backend: Backend) {
     let Some(s) = backend.server().await else {
         return;
