@@ -4,9 +4,8 @@
 
 use serde_json::Value;
 
-use super::Body;
 use super::builtin::strategy_for;
-use super::update::PatchRequest;
+use super::{Body, PatchRequest};
 use crate::error::ApiError;
 use crate::object::Object;
 use crate::patch::PatchKind;

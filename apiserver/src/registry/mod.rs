@@ -62,7 +62,7 @@ pub(crate) use managed::FieldManager;
 pub(crate) use scale::{ScaleWrite, get_scale, write_scale};
 pub(crate) use strategy::Subresource;
 pub(crate) use token::create_token;
-pub(crate) use update::{PatchRequest, guaranteed_update, patch, update};
+pub(crate) use update::{guaranteed_update, patch, update};
 
 /// What a write stored (or with a dry run, would have stored), with the strategy's warnings.
 #[derive(Debug)]
@@ -100,6 +100,16 @@ pub(crate) struct Body {
     /// The object.
     pub(crate) value: serde_json::Value,
     /// The paths of the fields given twice.
+    pub(crate) duplicates: Vec<String>,
+}
+
+/// A PATCH request's patch.
+pub(crate) struct PatchRequest {
+    /// The patch type.
+    pub(crate) kind: crate::patch::PatchKind,
+    /// The patch (an apply patch: the applied configuration).
+    pub(crate) patch: serde_json::Value,
+    /// The paths of the fields the patch's JSON gave twice (module `validation`).
     pub(crate) duplicates: Vec<String>,
 }
 

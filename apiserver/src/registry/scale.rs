@@ -6,7 +6,8 @@ use std::sync::Arc;
 use kube_core::Resource;
 use serde_json::{Value, json};
 
-use super::update::{PatchRequest, guaranteed_update};
+use super::PatchRequest;
+use super::update::guaranteed_update;
 use super::{Target, conflict_stale, not_found};
 use crate::error::ApiError;
 use crate::object::Object;

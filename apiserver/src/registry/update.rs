@@ -12,7 +12,7 @@ use super::create::{create, prepare_create};
 use super::decode::{body_object, object_of, patched_object};
 use super::managed::{FieldManager, apply, keep_applied, track_update};
 use super::strategy::Subresource;
-use super::{Body, Target, Written, conflict_stale, not_found};
+use super::{Body, PatchRequest, Target, Written, conflict_stale, not_found};
 use crate::convert;
 use crate::error::ApiError;
 use crate::object::Object;
@@ -22,16 +22,6 @@ use crate::resource_version;
 use crate::schema::Schema;
 use crate::storage::{Preconditions, UpdateFn};
 use crate::validation;
-
-/// A PATCH request's patch.
-pub(crate) struct PatchRequest {
-    /// The patch type.
-    pub(crate) kind: PatchKind,
-    /// The patch (an apply patch: the applied configuration).
-    pub(crate) patch: Value,
-    /// The paths of the fields the patch's JSON gave twice (module `validation`).
-    pub(crate) duplicates: Vec<String>,
-}
 
 /// The state after writing `new` over `old` through `subresource`: identity fields from `old`,
 /// then the strategy's update rules and validation.
