@@ -211,6 +211,31 @@ async fn unknown_fields_of_custom_objects_are_their_pruned_fields(backend: Backe
     );
 }
 
+#[tokio::test]
+async fn server_side_apply_of_a_custom_object_refuses_fields_its_schema_does_not_declare() {
+    let s = start().await;
+    let c = client(&s);
+    create_established(&c, &widget_crd()).await;
+    let widget = json!({
+        "apiVersion": "example.com/v1", "kind": "Widget",
+        "metadata": {"name": "w1", "namespace": "default"},
+        "spec": {"size": 2, "gone": 1, "extra": {"kept": {"deep": true}}}
+    });
+    let path = format!("{WIDGETS}/w1?fieldManager=test");
+    let ct = "application/apply-patch+yaml";
+    let (code, status, _) = send(&c, "PATCH", &path, ct, &widget).await;
+    assert_eq!(code, 500, "{status}");
+    assert_eq!(
+        status["message"],
+        "failed to create typed patch object (default/w1; example.com/v1, Kind=Widget): .spec.gone: field not declared in schema"
+    );
+    let mut declared = widget;
+    declared["spec"].as_object_mut().unwrap().remove("gone");
+    let (code, applied, _) = send(&c, "PATCH", &path, ct, &declared).await;
+    assert_eq!(code, 201, "{applied}");
+    assert_eq!(applied["spec"]["extra"], json!({"kept": {"deep": true}}));
+}
+
 on_every_backend!(unknown_fields_of_custom_objects_are_their_pruned_fields);
 
 #[tokio::test]
