@@ -192,7 +192,12 @@ async fn sync_group(shared: &Shared, group: &str, changed: &str) -> Result<(), A
 /// they changed) and writes its status; true when the status was written.
 async fn establish(shared: &Shared, crd: &Crd, name: &str) -> Result<bool, ApiError> {
     let (group, plural) = (&crd.spec.group, &crd.spec.names.plural);
-    let naming = crd::decide_names(crd, &cached_crds(shared)?);
+    // The other CRDs are read (decoded) only when there are names to decide.
+    let others = match crd::names_settled(crd) {
+        true => Vec::new(),
+        false => cached_crds(shared)?,
+    };
+    let naming = crd::decide_names(crd, &others);
     let defs = if naming.served {
         crd::served_defs(crd, &naming.accepted)
     } else {

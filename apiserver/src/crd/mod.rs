@@ -26,7 +26,7 @@ mod schema;
 mod tests;
 mod validation;
 
-pub(crate) use naming::decide_names;
+pub(crate) use naming::{decide_names, names_settled};
 pub(crate) use schema::{check_object, prune_and_default, pruned_paths};
 pub(crate) use validation::{validate, validate_update};
 

@@ -29,8 +29,15 @@ pub(crate) struct Naming {
     pub(crate) served: bool,
 }
 
+/// Whether `crd`'s names are the ones it was given (nothing to decide against other CRDs: the
+/// naming controller skips it).
+pub(crate) fn names_settled(crd: &CustomResourceDefinition) -> bool {
+    let accepted = crd.status.as_ref().and_then(|s| s.accepted_names.as_ref());
+    accepted.is_some_and(|names| same_names(&crd.spec.names, names))
+}
+
 /// Decides `crd`'s accepted names and conditions against the CRDs of `all` (any group; the
-/// CRD itself may be among them).
+/// CRD itself may be among them; not read when its names are settled).
 pub(crate) fn decide_names(
     crd: &CustomResourceDefinition,
     all: &[CustomResourceDefinition],
@@ -38,7 +45,7 @@ pub(crate) fn decide_names(
     let status = crd.status.clone().unwrap_or_default();
     let mut conditions = status.conditions.clone().unwrap_or_default();
     let mut accepted = status.accepted_names.clone().unwrap_or_default();
-    if !same_names(&crd.spec.names, &accepted) {
+    if !names_settled(crd) {
         let (names, condition) = names_and_condition(crd, all);
         let current = find(&conditions, NAMES_ACCEPTED);
         let equivalent = current.is_some_and(|c| {
