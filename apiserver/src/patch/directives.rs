@@ -59,6 +59,37 @@ pub(super) fn element_order(order: &Value) -> Result<&[Value], ApiError> {
     }
 }
 
+/// `validatePatchWithSetOrderList`: the patch's items (those without a `$patch` directive) must
+/// come in the directive's `order`, identified by their merge `key` (or value); a 500 without
+/// reason otherwise, the error the API server passes on unconverted.
+pub(super) fn check_patch_order(
+    patch: &[Value],
+    order: &[Value],
+    key: Option<&str>,
+) -> Result<(), ApiError> {
+    let same = |a: &Value, b: &Value| match key {
+        Some(k) => a.get(k) == b.get(k),
+        None => a == b,
+    };
+    let items: Vec<&Value> = patch.iter().filter(|v| v.get("$patch").is_none()).collect();
+    let (mut p, mut o) = (0, 0);
+    while p < items.len() && o < order.len() {
+        if same(items[p], &order[o]) {
+            p += 1;
+        }
+        o += 1;
+    }
+    if p < items.len() {
+        let list = |l: &[Value]| crate::patch::go_value(&Value::Array(l.to_vec()));
+        return Err(ApiError::unconverted(format!(
+            "The order in patch list:\n{}\n doesn't match $setElementOrder list:\n{}\n",
+            list(patch),
+            list(order)
+        )));
+    }
+    Ok(())
+}
+
 /// `normalizeElementOrder`: the items of `merged` listed in `order` (identified by their merge
 /// `key`, or by value for primitives) in that order, the others (the server's) in their order
 /// in `server` (the list before the patch), the two interleaved by the server's order

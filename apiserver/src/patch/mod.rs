@@ -234,15 +234,18 @@ fn set_element_order(
         None | Some(Value::Null) => Vec::new(),
         Some(_) => return Err(directives::bad_order()),
     };
+    let key = ty.list().and_then(|l| l.patch_merge_key.as_deref());
     match patch {
-        Some(Value::Array(items)) => merge_array(target_map, field, items, ty)?,
+        Some(Value::Array(items)) => {
+            directives::check_patch_order(items, order, key)?;
+            merge_array(target_map, field, items, ty)?;
+        }
         None => {}
         Some(_) => return Err(directives::bad_order()),
     }
     let Some(Value::Array(merged)) = target_map.remove(field) else {
         return Ok(());
     };
-    let key = ty.list().and_then(|l| l.patch_merge_key.as_deref());
     let items = directives::order_items(merged, order, &server, key);
     target_map.insert(field.to_owned(), Value::Array(items));
     Ok(())
@@ -351,6 +354,26 @@ mod tests {
         assert_eq!(
             (err.code, err.message.as_str()),
             (400, "invalid patch format of setElementOrder list")
+        );
+    }
+
+    #[test]
+    fn a_patch_list_out_of_the_set_element_order_is_refused() {
+        let pod = crate::schema::Schema::builtin()
+            .root("", "v1", "Pod")
+            .unwrap();
+        let mut target = json!({"spec": {"containers": [{"name": "a"}, {"name": "b"}]}});
+        let patch = json!({"spec": {
+            "$setElementOrder/containers": [{"name": "a"}, {"name": "b"}],
+            "containers": [{"name": "b", "image": "b:2"}, {"name": "a", "image": "a:2"}]
+        }});
+        let err = apply_patch(PatchKind::Strategic, &mut target, &patch, pod).unwrap_err();
+        assert_eq!(
+            (err.code, err.message.as_str()),
+            (
+                500,
+                "The order in patch list:\n[map[image:b:2 name:b] map[image:a:2 name:a]]\n doesn't match $setElementOrder list:\n[map[name:a] map[name:b]]\n"
+            )
         );
     }
 
