@@ -2,9 +2,10 @@
 //! served versions declare are served (discovery, CRUD, list/watch through their own watch
 //! cache) under the names it was given, its `NamesAccepted` and `Established` conditions and
 //! `acceptedNames` are set through `/status` (`crd/naming.rs` decides them; a change of one
-//! CRD's names decides the others of its group again); a CRD marked for deletion has its objects deleted, stops being served and loses
-//! the `customresourcecleanup.apiextensions.k8s.io` finalizer, which lets the write path
-//! delete it. At start (and after every rewatch) the stored CRDs come in as the initial state,
+//! CRD's names decides the others of its group again); a CRD marked for deletion has its
+//! objects deleted, stops being served and loses the
+//! `customresourcecleanup.apiextensions.k8s.io` finalizer, which lets the write path delete
+//! it. At start (and after every rewatch) the stored CRDs come in as the initial state,
 //! so a server restarted over the same storage serves them again.
 
 use std::collections::VecDeque;

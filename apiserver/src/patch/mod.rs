@@ -1,8 +1,9 @@
 //! Patches: JSON merge patch, JSON patch, strategic merge patch (lists merged by the
 //! `x-kubernetes-patch-strategy` and `-patch-merge-key` of the kind's schema, `crate::schema`;
 //! lists of kinds without a schema are replaced; its `$retainKeys` and `$setElementOrder`
-//! directives in directives.rs). Apply patches of objects and their status go through the field manager
-//! (`crate::fieldmanager`); on the scale subresource they merge as JSON merge patches.
+//! directives in directives.rs). Apply patches of objects and their status go through the
+//! field manager (`crate::fieldmanager`); on the scale subresource they merge as JSON merge
+//! patches.
 
 use serde_json::{Map, Value};
 

@@ -1,7 +1,7 @@
 //! The fields of a value that its type does not declare, as Kubernetes' strict JSON decoding
-//! (sigs.k8s.io/json with `DisallowUnknownFields`) reports them, taken out as decoding drops them: `spec.foo`,
-//! `spec.template.spec.containers[0].foo`, map values under their key; and Go's embedded
-//! structs of a protobuf body inlined.
+//! (sigs.k8s.io/json with `DisallowUnknownFields`) reports them (`spec.foo`,
+//! `spec.template.spec.containers[0].foo`, map values under their key), taken out as decoding
+//! drops them; and Go's embedded structs of a protobuf body inlined.
 
 use serde_json::Value;
 
