@@ -135,9 +135,12 @@ impl ApiError {
             .iter()
             .map(|(f, m)| json!({"reason": cause_reason(m), "message": m, "field": f}))
             .collect();
-        let mut d = json!({"name": name, "kind": kind, "causes": causes});
-        if !group.is_empty() {
-            d["group"] = Value::String(group.to_owned());
+        // StatusDetails' fields are `omitempty`: an empty name, group or kind is left out.
+        let mut d = json!({"causes": causes});
+        for (field, value) in [("name", name), ("group", group), ("kind", kind)] {
+            if !value.is_empty() {
+                d[field] = Value::String(value.to_owned());
+            }
         }
         Self::new(422, "Invalid", message).with_details(d)
     }
