@@ -137,7 +137,11 @@ const VOLUME_SOURCES: &[&str] = &[
 ];
 
 fn volume(v: &mut Map<String, Value>) {
-    if !VOLUME_SOURCES.iter().any(|s| v.contains_key(*s)) {
+    // A source given as `null` is no source (a nil pointer in Go): the volume gets `emptyDir`.
+    if !VOLUME_SOURCES
+        .iter()
+        .any(|s| v.get(*s).is_some_and(|x| !x.is_null()))
+    {
         v.insert("emptyDir".into(), json!({}));
     }
     for source in ["configMap", "secret", "downwardAPI", "projected"] {

@@ -13,14 +13,20 @@ use crate::error::ApiError;
 use crate::resource::ResourceDef;
 
 mod autoscaling;
+mod container;
+mod env;
 mod events;
 pub(crate) mod field;
 mod network;
 mod pod;
 mod policy;
+mod probe;
+mod quantity;
+mod resources;
 mod service;
 mod storage;
 mod update;
+mod volume;
 mod workloads;
 
 pub(crate) use autoscaling::hpa;

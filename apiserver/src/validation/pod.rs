@@ -1,45 +1,49 @@
 //! Pods and pod templates (`pkg/apis/core/validation/validation.go`: `ValidatePodSpec`,
-//! `ValidatePodUpdate`), the rules controllers hit: containers, restart policy, and what a pod
-//! update may change.
+//! `ValidatePodUpdate`): volumes (volume.rs), containers, init and ephemeral containers
+//! (container.rs, with env.rs, resources.rs and probe.rs), restart and DNS policies, and what
+//! a pod update may change.
 
 use serde_json::{Map, Value};
 
 use super::Cause;
-use super::field::{forbidden, required, unsupported};
+use super::container::{containers, ephemeral_containers, init_containers, one_of};
+use super::field::{forbidden, required};
+use super::volume::volumes;
 
 const RESTART_POLICIES: &[&str] = &["Always", "OnFailure", "Never"];
+/// `validateDNSPolicy`'s list, in its (unsorted) order.
+const DNS_POLICIES: &[&str] = &["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"];
 
-/// The causes of an invalid pod spec at `path` (`spec`, `spec.template.spec`...).
+/// The causes of an invalid pod spec at `path` (`spec`, `spec.template.spec`...), in the
+/// order of `ValidatePodSpec`.
 pub(crate) fn pod_spec(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
-    match spec.get("containers").and_then(Value::as_array) {
-        Some(list) if !list.is_empty() => containers(list, &format!("{path}.containers"), causes),
-        _ => causes.push(required(&format!("{path}.containers"), "")),
-    }
-    if let Some(list) = spec.get("initContainers").and_then(Value::as_array) {
-        containers(list, &format!("{path}.initContainers"), causes);
-    }
-    if let Some(policy) = spec.get("restartPolicy").and_then(Value::as_str)
-        && !RESTART_POLICIES.contains(&policy)
+    if spec
+        .get("terminationGracePeriodSeconds")
+        .is_none_or(Value::is_null)
     {
-        causes.push(unsupported(
-            &format!("{path}.restartPolicy"),
-            policy,
-            RESTART_POLICIES,
+        causes.push(required(
+            &format!("{path}.terminationGracePeriodSeconds"),
+            "",
         ));
     }
-}
-
-fn containers(list: &[Value], path: &str, causes: &mut Vec<Cause>) {
-    for (i, c) in list.iter().enumerate() {
-        for field in ["name", "image"] {
-            if c.get(field)
-                .and_then(Value::as_str)
-                .is_none_or(str::is_empty)
-            {
-                causes.push(required(&format!("{path}[{i}].{field}"), ""));
-            }
-        }
-    }
+    let volumes = volumes(spec, &format!("{path}.volumes"), causes);
+    let list = spec.get("containers").and_then(Value::as_array);
+    containers(
+        list.map(Vec::as_slice),
+        &format!("{path}.containers"),
+        &volumes,
+        causes,
+    );
+    init_containers(spec, &format!("{path}.initContainers"), &volumes, causes);
+    ephemeral_containers(
+        spec,
+        &format!("{path}.ephemeralContainers"),
+        &volumes,
+        causes,
+    );
+    // `validateRestartPolicy`, `validateDNSPolicy`: set by defaulting, so required here.
+    one_of(spec, "restartPolicy", path, RESTART_POLICIES, causes);
+    one_of(spec, "dnsPolicy", path, DNS_POLICIES, causes);
 }
 
 /// What a pod update may change (`ValidatePodUpdate`).

@@ -6,7 +6,7 @@
 use serde_json::{Map, Value};
 
 use super::Cause;
-use super::field::{forbidden, go_scalar, go_string, invalid, required, unsupported};
+use super::field::{forbidden, go_scalar, go_string, invalid, required, text, unsupported};
 
 type Data = Map<String, Value>;
 
@@ -42,10 +42,6 @@ const VOLUME_SOURCES: &[&str] = &[
     "storageos",
     "vsphereVolume",
 ];
-
-fn text<'a>(value: &'a Value, key: &str) -> &'a str {
-    value.get(key).and_then(Value::as_str).unwrap_or("")
-}
 
 /// `field.NotSupported` when `value` (if set) is not one of `supported`.
 fn one_of(path: &str, value: &Value, supported: &[&str], causes: &mut Vec<Cause>) {

@@ -24,6 +24,7 @@ mod kubectl_tables;
 mod lifecycle;
 mod lists;
 mod noop_writes;
+mod pod_spec;
 mod python;
 mod reflector;
 mod served;

@@ -1,0 +1,446 @@
+//! Pod spec validation over HTTP, for a Pod and for a Deployment's pod template: status,
+//! message, and each cause's field, reason and message as a real API server answers. Cases
+//! grouped by the tests of Kubernetes' `pkg/apis/core/validation/validation_test.go` they come
+//! from (TestValidateContainers, TestValidateInitContainers, TestValidatePorts /
+//! TestValidateContainerPorts, TestValidateEnv, TestValidateResourceRequirements,
+//! TestValidateVolumes, TestValidateVolumeMounts, TestValidateProbe / TestValidateHandler,
+//! TestValidatePullPolicy, TestValidateDNSPolicy, TestValidatePodSpec host ports).
+
+use kube_client::Client;
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+const PODS: &str = "/api/v1/namespaces/default/pods";
+const DEPLOYS: &str = "/apis/apps/v1/namespaces/default/deployments";
+const LABEL: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+
+fn container(name: &str) -> Value {
+    json!({"name": name, "image": "img:1"})
+}
+
+fn pod(spec: &Value) -> Value {
+    json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": spec})
+}
+
+fn deployment(spec: &Value) -> Value {
+    json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+           "spec": {"selector": {"matchLabels": {"app": "web"}},
+                    "template": {"metadata": {"labels": {"app": "web"}}, "spec": spec}}})
+}
+
+/// The 422's causes as (field, reason, message).
+fn causes(status: &Value) -> Vec<(String, String, String)> {
+    status["details"]["causes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            let text = |k: &str| c[k].as_str().unwrap_or("").to_owned();
+            (text("field"), text("reason"), text("message"))
+        })
+        .collect()
+}
+
+/// Creates a Pod `p` and a Deployment `d` with `spec` as their pod spec; asserts both are 422
+/// Invalid with `expected` (field under the pod spec, reason, message), in order, and the
+/// Pod's message as Kubernetes words it.
+async fn assert_refused(c: &Client, spec: Value, expected: &[(&str, &str, &str)]) {
+    for (path, body, prefix) in [
+        (PODS, pod(&spec), "spec"),
+        (DEPLOYS, deployment(&spec), "spec.template.spec"),
+    ] {
+        let (code, status) = post(c, path, &body).await;
+        assert_eq!(
+            (code, status["reason"].as_str()),
+            (422, Some("Invalid")),
+            "{status}"
+        );
+        let want: Vec<(String, String, String)> = expected
+            .iter()
+            .map(|(f, r, m)| (format!("{prefix}.{f}"), (*r).to_owned(), (*m).to_owned()))
+            .collect();
+        assert_eq!(causes(&status), want, "{path}");
+        if path == PODS {
+            let text: Vec<String> = want.iter().map(|(f, _, m)| format!("{f}: {m}")).collect();
+            let message = match text.as_slice() {
+                [one] => format!("Pod \"p\" is invalid: {one}"),
+                _ => format!("Pod \"p\" is invalid: [{}]", text.join(", ")),
+            };
+            assert_eq!(status["message"], message.as_str());
+        }
+    }
+}
+
+/// TestValidateContainers / TestValidateInitContainers: names are DNS labels unique across
+/// containers and init containers, pull and termination message policies are known.
+#[tokio::test]
+async fn container_names_must_be_unique_labels_and_policies_known() {
+    let s = start().await;
+    let c = client(&s);
+    let spec = json!({"containers": [container("app"), container("app")]});
+    let dup = [(
+        "containers[1].name",
+        "FieldValueDuplicate",
+        "Duplicate value: \"app\"",
+    )];
+    assert_refused(&c, spec, &dup).await;
+    let spec = json!({"containers": [container("app")], "initContainers": [container("app")]});
+    let dup = [(
+        "initContainers[0].name",
+        "FieldValueDuplicate",
+        "Duplicate value: \"app\"",
+    )];
+    assert_refused(&c, spec, &dup).await;
+    let mut bad = container("App_1");
+    bad["imagePullPolicy"] = json!("Sometimes");
+    bad["terminationMessagePolicy"] = json!("Never");
+    let label = format!("Invalid value: \"App_1\": {LABEL}");
+    assert_refused(&c, json!({"containers": [bad]}), &[
+        ("containers[0].name", "FieldValueInvalid", &label),
+        ("containers[0].terminationMessagePolicy", "FieldValueNotSupported",
+         "Unsupported value: \"Never\": supported values: \"File\", \"FallbackToLogsOnError\""),
+        ("containers[0].imagePullPolicy", "FieldValueNotSupported",
+         "Unsupported value: \"Sometimes\": supported values: \"Always\", \"IfNotPresent\", \"Never\""),
+    ])
+    .await;
+}
+
+/// TestValidateInitContainers: an init container's restart policy may only be `Always`, and
+/// without it no probes.
+#[tokio::test]
+async fn init_containers_restart_always_or_have_no_probes() {
+    let s = start().await;
+    let c = client(&s);
+    let mut sidecar = container("side");
+    sidecar["restartPolicy"] = json!("OnFailure");
+    sidecar["livenessProbe"] = json!({"exec": {"command": ["true"]}});
+    assert_refused(
+        &c,
+        json!({"containers": [container("app")], "initContainers": [sidecar]}),
+        &[
+            (
+                "initContainers[0].restartPolicy",
+                "FieldValueNotSupported",
+                "Unsupported value: \"OnFailure\": supported values: \"Always\"",
+            ),
+            (
+                "initContainers[0].livenessProbe",
+                "FieldValueForbidden",
+                "Forbidden: may not be set for init containers without restartPolicy=Always",
+            ),
+        ],
+    )
+    .await;
+}
+
+/// TestValidateContainerPorts: names are IANA service names unique in a container, numbers
+/// in range, protocols known; TestValidatePodSpec: host ports unique across containers.
+#[tokio::test]
+async fn container_ports_are_checked_and_host_ports_unique() {
+    let s = start().await;
+    let c = client(&s);
+    let mut app = container("app");
+    app["ports"] = json!([
+        {"name": "http", "containerPort": 80},
+        {"name": "http", "containerPort": 70000, "protocol": "ICMP"},
+        {"name": "Web_1", "containerPort": 0, "hostPort": 8080}
+    ]);
+    let mut other = container("other");
+    other["ports"] = json!([{"containerPort": 81, "hostPort": 8080}]);
+    assert_refused(&c, json!({"containers": [app, other]}), &[
+        ("containers[0].ports[1].name", "FieldValueDuplicate", "Duplicate value: \"http\""),
+        ("containers[0].ports[1].containerPort", "FieldValueInvalid",
+         "Invalid value: 70000: must be between 1 and 65535, inclusive"),
+        ("containers[0].ports[1].protocol", "FieldValueNotSupported",
+         "Unsupported value: \"ICMP\": supported values: \"SCTP\", \"TCP\", \"UDP\""),
+        ("containers[0].ports[2].name", "FieldValueInvalid",
+         "Invalid value: \"Web_1\": must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)"),
+        ("containers[0].ports[2].containerPort", "FieldValueRequired", "Required value"),
+        ("containers[1].ports[0].hostPort", "FieldValueDuplicate", "Duplicate value: \"TCP//8080\""),
+    ])
+    .await;
+}
+
+/// TestValidateEnv: relaxed names (printable ASCII but `=`), `valueFrom` with exactly one
+/// source and no `value` beside it, key selectors with a key.
+#[tokio::test]
+async fn env_names_and_value_sources_are_checked() {
+    let s = start().await;
+    let c = client(&s);
+    let cm = json!({"configMapKeyRef": {"name": "cm", "key": "k"}});
+    let mut app = container("app");
+    app["env"] = json!([
+        {"name": "1 relaxed.name", "value": "ok"},
+        {"name": "A=B", "value": "x"},
+        {"name": "NONE", "valueFrom": {}},
+        {"name": "BOTH", "value": "v", "valueFrom": cm},
+        {"name": "TWO", "valueFrom": {"configMapKeyRef": {"name": "cm", "key": "k"},
+                                       "secretKeyRef": {"name": "s", "key": ""}}}
+    ]);
+    assert_refused(&c, json!({"containers": [app]}), &[
+        ("containers[0].env[1].name", "FieldValueInvalid",
+         "Invalid value: \"A=B\": a valid environment variable name must consist only of printable ASCII characters other than '='"),
+        ("containers[0].env[2].valueFrom", "FieldValueInvalid",
+         "Invalid value: \"\": must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`"),
+        ("containers[0].env[3].valueFrom", "FieldValueInvalid",
+         "Invalid value: \"\": may not be specified when `value` is not empty"),
+        ("containers[0].env[4].valueFrom.secretKeyRef.key", "FieldValueRequired", "Required value"),
+        ("containers[0].env[4].valueFrom", "FieldValueInvalid",
+         "Invalid value: \"\": may not have more than one field specified at a time"),
+    ])
+    .await;
+}
+
+/// TestValidateResourceRequirements: requests no more than limits (printed canonical, as
+/// `Quantity.String()`), non-negative quantities, extended resources with requests equal to
+/// limits, standard names for containers.
+#[tokio::test]
+async fn resource_requests_limits_and_names_are_checked() {
+    let s = start().await;
+    let c = client(&s);
+    let mut app = container("app");
+    app["resources"] = json!({
+        "limits": {"cpu": "1000m", "memory": "512Mi", "example.com/gpu": "2", "ephemeral-storage": "-1Gi"},
+        "requests": {"cpu": "1.5", "memory": "1Gi", "example.com/gpu": "1", "ephemeral-storage": "-2Gi"}
+    });
+    let mut named = container("named");
+    named["resources"] = json!({"limits": {"gpu": "1"}, "requests": {"gpu": "1"}});
+    let at = "containers[0].resources";
+    assert_refused(
+        &c,
+        json!({"containers": [app, named]}),
+        &[
+            (
+                &format!("{at}.limits[ephemeral-storage]"),
+                "FieldValueInvalid",
+                "Invalid value: \"-1Gi\": must be greater than or equal to 0",
+            ),
+            (
+                &format!("{at}.requests"),
+                "FieldValueInvalid",
+                "Invalid value: \"1500m\": must be less than or equal to cpu limit of 1",
+            ),
+            (
+                &format!("{at}.requests[ephemeral-storage]"),
+                "FieldValueInvalid",
+                "Invalid value: \"-2Gi\": must be greater than or equal to 0",
+            ),
+            (
+                &format!("{at}.requests"),
+                "FieldValueInvalid",
+                "Invalid value: \"1\": must be equal to example.com/gpu limit of 2",
+            ),
+            (
+                &format!("{at}.requests"),
+                "FieldValueInvalid",
+                "Invalid value: \"1Gi\": must be less than or equal to memory limit of 512Mi",
+            ),
+            (
+                "containers[1].resources.limits[gpu]",
+                "FieldValueInvalid",
+                "Invalid value: gpu: must be a standard resource type or fully qualified",
+            ),
+            (
+                "containers[1].resources.limits[gpu]",
+                "FieldValueInvalid",
+                "Invalid value: gpu: must be a standard resource for containers",
+            ),
+            (
+                "containers[1].resources.requests[gpu]",
+                "FieldValueInvalid",
+                "Invalid value: gpu: must be a standard resource type or fully qualified",
+            ),
+            (
+                "containers[1].resources.requests[gpu]",
+                "FieldValueInvalid",
+                "Invalid value: gpu: must be a standard resource for containers",
+            ),
+        ],
+    )
+    .await;
+}
+
+/// TestValidateVolumes / TestValidateVolumeMounts: names unique DNS labels, one source per
+/// volume, a source's required fields, mounts of declared volumes at unique paths.
+#[tokio::test]
+async fn volumes_and_mounts_are_checked() {
+    let s = start().await;
+    let c = client(&s);
+    let mut app = container("app");
+    app["volumeMounts"] = json!([
+        {"name": "missing", "mountPath": "/a"},
+        {"name": "v", "mountPath": "/a"},
+        {"name": "v", "mountPath": "", "subPath": "../up"}
+    ]);
+    let spec = json!({"containers": [app], "volumes": [
+        {"name": "v", "emptyDir": {}},
+        {"name": "v", "emptyDir": {}},
+        {"name": "two", "emptyDir": {}, "hostPath": {"path": "/tmp"}},
+        {"name": "V_1", "secret": {}},
+        {"name": "cm", "configMap": {"name": "c", "items": [{"key": "k", "path": "/abs"}]}}
+    ]});
+    let label = format!("Invalid value: \"V_1\": {LABEL}");
+    assert_refused(
+        &c,
+        spec,
+        &[
+            (
+                "volumes[1].name",
+                "FieldValueDuplicate",
+                "Duplicate value: \"v\"",
+            ),
+            (
+                "volumes[2].hostPath",
+                "FieldValueForbidden",
+                "Forbidden: may not specify more than 1 volume type",
+            ),
+            (
+                "volumes[3].secret.secretName",
+                "FieldValueRequired",
+                "Required value",
+            ),
+            ("volumes[3].name", "FieldValueInvalid", &label),
+            (
+                "volumes[4].configMap.items[0].path",
+                "FieldValueInvalid",
+                "Invalid value: \"/abs\": must be a relative path",
+            ),
+            (
+                "containers[0].volumeMounts[0].name",
+                "FieldValueNotFound",
+                "Not found: \"missing\"",
+            ),
+            (
+                "containers[0].volumeMounts[1].mountPath",
+                "FieldValueInvalid",
+                "Invalid value: \"/a\": must be unique",
+            ),
+            (
+                "containers[0].volumeMounts[2].mountPath",
+                "FieldValueRequired",
+                "Required value",
+            ),
+            (
+                "containers[0].volumeMounts.subPath",
+                "FieldValueInvalid",
+                "Invalid value: \"../up\": must not contain '..'",
+            ),
+        ],
+    )
+    .await;
+}
+
+/// TestValidateProbe / TestValidateHandler: one handler, non-negative numbers, a success
+/// threshold of 1 for liveness and startup probes, ports in range.
+#[tokio::test]
+async fn probes_need_one_handler_and_sane_numbers() {
+    let s = start().await;
+    let c = client(&s);
+    let mut app = container("app");
+    app["livenessProbe"] = json!({"periodSeconds": 5, "successThreshold": 2});
+    app["readinessProbe"] = json!({"exec": {"command": ["true"]}, "httpGet": {"port": 80}});
+    app["startupProbe"] = json!({"tcpSocket": {"port": 70000}, "initialDelaySeconds": -1});
+    let at = "containers[0]";
+    assert_refused(
+        &c,
+        json!({"containers": [app]}),
+        &[
+            (
+                &format!("{at}.livenessProbe"),
+                "FieldValueRequired",
+                "Required value: must specify a handler type",
+            ),
+            (
+                &format!("{at}.livenessProbe.successThreshold"),
+                "FieldValueInvalid",
+                "Invalid value: 2: must be 1",
+            ),
+            (
+                &format!("{at}.readinessProbe.httpGet"),
+                "FieldValueForbidden",
+                "Forbidden: may not specify more than 1 handler type",
+            ),
+            (
+                &format!("{at}.startupProbe.tcpSocket.port"),
+                "FieldValueInvalid",
+                "Invalid value: 70000: must be between 1 and 65535, inclusive",
+            ),
+            (
+                &format!("{at}.startupProbe.initialDelaySeconds"),
+                "FieldValueInvalid",
+                "Invalid value: -1: must be greater than or equal to 0",
+            ),
+        ],
+    )
+    .await;
+}
+
+/// TestValidateDNSPolicy: the supported values in Kubernetes' (unsorted) order.
+#[tokio::test]
+async fn an_unknown_dns_policy_is_422() {
+    let s = start().await;
+    let c = client(&s);
+    let spec = json!({"containers": [container("app")], "dnsPolicy": "Bogus"});
+    assert_refused(&c, spec, &[("dnsPolicy", "FieldValueNotSupported",
+        "Unsupported value: \"Bogus\": supported values: \"ClusterFirstWithHostNet\", \"ClusterFirst\", \"Default\", \"None\"")])
+    .await;
+}
+
+/// A spec using ports, env sources, resources, volumes and mounts, probes and a sidecar is
+/// valid as a Pod and as a template; a volume source given as `null` defaults to `emptyDir`.
+async fn a_full_valid_pod_spec_is_created(backend: Backend) {
+    let Some(s) = backend.server().await else {
+        return;
+    };
+    let c = client(&s);
+    let mut app = container("app");
+    app["ports"] = json!([{"name": "http", "containerPort": 8080}, {"name": "metrics", "containerPort": 9090}]);
+    app["env"] = json!([
+        {"name": "A", "value": "1"},
+        {"name": "POD", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+        {"name": "KEY", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}
+    ]);
+    app["resources"] = json!({"limits": {"cpu": "1", "memory": "1Gi", "example.com/gpu": "1"},
+                              "requests": {"cpu": "0.5", "memory": "1024Mi", "example.com/gpu": "1"}});
+    app["volumeMounts"] = json!([{"name": "data", "mountPath": "/data", "subPath": "sub"},
+                                 {"name": "cfg", "mountPath": "/cfg"}]);
+    app["livenessProbe"] = json!({"httpGet": {"port": "http", "path": "/healthz"}});
+    app["readinessProbe"] = json!({"tcpSocket": {"port": 8080}});
+    let mut sidecar = container("side");
+    sidecar["restartPolicy"] = json!("Always");
+    sidecar["startupProbe"] = json!({"exec": {"command": ["true"]}});
+    let spec = json!({"containers": [app], "initContainers": [sidecar], "volumes": [
+        {"name": "data", "emptyDir": null},
+        {"name": "cfg", "configMap": {"name": "c", "items": [{"key": "k", "path": "k.txt"}]}}
+    ]});
+    for (path, body) in [(PODS, pod(&spec)), (DEPLOYS, deployment(&spec))] {
+        let (code, created) = post(&c, path, &body).await;
+        assert_eq!(code, 201, "{created}");
+    }
+    let (_, got) = get(&c, &format!("{PODS}/p")).await;
+    assert_eq!(
+        got["spec"]["volumes"][0],
+        json!({"name": "data", "emptyDir": {}})
+    );
+}
+
+/// The duplicate-name case on every backend: validation runs before storage.
+async fn a_duplicate_container_name_is_422_on_every_backend(backend: Backend) {
+    let Some(s) = backend.server().await else {
+        return;
+    };
+    let c = client(&s);
+    let spec = json!({"containers": [container("app"), container("app")]});
+    let dup = [(
+        "containers[1].name",
+        "FieldValueDuplicate",
+        "Duplicate value: \"app\"",
+    )];
+    assert_refused(&c, spec, &dup).await;
+}
+
+on_every_backend!(
+    a_full_valid_pod_spec_is_created,
+    a_duplicate_container_name_is_422_on_every_backend,
+);
