@@ -10,14 +10,13 @@ use serde_json::Value;
 use super::field::{
     duplicate, forbidden, go_string, invalid, is_set, items, not_found, required, text, unsupported,
 };
+use super::port::{PORT_RANGE, port_name_errors};
 use super::volume::{Volumes, volume_mounts};
 use super::{Cause, env, invalid_value, label_errors, probe, resources};
 
 const PROTOCOLS: &[&str] = &["SCTP", "TCP", "UDP"];
 const PULL_POLICIES: &[&str] = &["Always", "IfNotPresent", "Never"];
 const MESSAGE_POLICIES: &[&str] = &["File", "FallbackToLogsOnError"];
-/// `validation.IsValidPortNum`'s message.
-pub(super) const PORT_RANGE: &str = "must be between 1 and 65535, inclusive";
 const INIT_ONLY: &str = "may not be set for init containers without restartPolicy=Always";
 const NOT_EPHEMERAL: &str = "cannot be set for an Ephemeral Container";
 /// The fields of `EphemeralContainerCommon` an ephemeral container may not set, in the order
@@ -32,30 +31,6 @@ const EPHEMERAL_FORBIDDEN: &[&str] = &[
     "startupProbe",
     "lifecycle",
 ];
-
-/// `validation.IsValidPortName`: an IANA service name.
-pub(super) fn port_name_errors(name: &str) -> Vec<&'static str> {
-    let mut errs = Vec::new();
-    if name.len() > 15 {
-        errs.push("must be no more than 15 characters");
-    }
-    if !name
-        .bytes()
-        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-    {
-        errs.push("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)");
-    }
-    if !name.bytes().any(|b| b.is_ascii_lowercase()) {
-        errs.push("must contain at least one letter (a-z)");
-    }
-    if name.contains("--") {
-        errs.push("must not contain consecutive hyphens");
-    }
-    if name.starts_with('-') || name.ends_with('-') {
-        errs.push("must not begin or end with a hyphen");
-    }
-    errs
-}
 
 /// `validateContainers`: the regular containers, their names unique, probes and lifecycle,
 /// then host ports unique across them.
@@ -73,11 +48,7 @@ pub(super) fn containers(
     let mut names = BTreeSet::new();
     for (i, c) in list.iter().enumerate() {
         let at = format!("{path}[{i}]");
-        common(c, &at, volumes, causes);
-        let name = text(c, "name");
-        if !names.insert(name) {
-            causes.push(duplicate(&format!("{at}.name"), &go_string(name)));
-        }
+        common_and_unique(c, &at, volumes, &mut names, causes);
         probe::lifecycle_and_probes(c, &at, causes);
         if is_set(c, "restartPolicy") {
             causes.push(forbidden(
@@ -161,11 +132,7 @@ pub(super) fn ephemeral_containers(
     let mut names = others.clone();
     for (i, c) in list.iter().enumerate() {
         let at = format!("{path}[{i}]");
-        common(c, &at, volumes, causes);
-        let name = text(c, "name");
-        if !names.insert(name) {
-            causes.push(duplicate(&format!("{at}.name"), &go_string(name)));
-        }
+        common_and_unique(c, &at, volumes, &mut names, causes);
         let target = text(c, "targetContainerName");
         if !target.is_empty() && !others.contains(target) {
             causes.push(not_found(
@@ -193,6 +160,21 @@ pub(super) fn ephemeral_containers(
                 }
             }
         }
+    }
+}
+
+/// [`common`], then the container's name must not be in `names` (it is added).
+fn common_and_unique<'a>(
+    c: &'a Value,
+    path: &str,
+    volumes: &Volumes<'_>,
+    names: &mut BTreeSet<&'a str>,
+    causes: &mut Vec<Cause>,
+) {
+    common(c, path, volumes, causes);
+    let name = text(c, "name");
+    if !names.insert(name) {
+        causes.push(duplicate(&format!("{path}.name"), &go_string(name)));
     }
 }
 

@@ -20,6 +20,7 @@ pub(crate) mod field;
 mod network;
 mod pod;
 mod policy;
+mod port;
 mod probe;
 mod quantity;
 mod resources;

@@ -4,9 +4,9 @@
 
 use serde_json::Value;
 
-use super::container::{PORT_RANGE, port_name_errors};
-use super::field::{forbidden, invalid, is_set, required, text, unsupported};
-use super::{Cause, invalid_value};
+use super::Cause;
+use super::field::{forbidden, invalid, is_set, items, required, text, unsupported};
+use super::port::num_or_name;
 
 const NON_NEGATIVE: &str = "must be greater than or equal to 0";
 const ONE_HANDLER: &str = "may not specify more than 1 handler type";
@@ -102,20 +102,14 @@ fn handler(h: &Value, kinds: &[&str], path: &str, causes: &mut Vec<Cause>) {
         found += 1;
         let action = &h[*kind];
         match *kind {
-            "exec" => {
-                if action
-                    .get("command")
-                    .and_then(Value::as_array)
-                    .is_none_or(Vec::is_empty)
-                {
-                    causes.push(required(&format!("{at}.command"), ""));
-                }
+            "exec" if items(action, "command").is_empty() => {
+                causes.push(required(&format!("{at}.command"), ""));
             }
             "httpGet" => {
                 if text(action, "path").is_empty() {
                     causes.push(required(&format!("{at}.path"), ""));
                 }
-                port(action.get("port"), &format!("{at}.port"), causes);
+                num_or_name(action.get("port"), &format!("{at}.port"), causes);
                 let scheme = text(action, "scheme");
                 if !["HTTP", "HTTPS"].contains(&scheme) {
                     causes.push(unsupported(
@@ -125,28 +119,11 @@ fn handler(h: &Value, kinds: &[&str], path: &str, causes: &mut Vec<Cause>) {
                     ));
                 }
             }
-            "tcpSocket" | "grpc" => port(action.get("port"), &format!("{at}.port"), causes),
+            "tcpSocket" | "grpc" => num_or_name(action.get("port"), &format!("{at}.port"), causes),
             _ => {}
         }
     }
     if found == 0 {
         causes.push(required(path, "must specify a handler type"));
-    }
-}
-
-/// `ValidatePortNumOrName`: a number in range, or an IANA service name.
-fn port(value: Option<&Value>, path: &str, causes: &mut Vec<Cause>) {
-    match value {
-        Some(Value::String(name)) => {
-            for m in port_name_errors(name) {
-                causes.push((path.to_owned(), invalid_value(name, m)));
-            }
-        }
-        other => {
-            let n = other.and_then(Value::as_i64).unwrap_or(0);
-            if !(1..=65535).contains(&n) {
-                causes.push(invalid(path, &n.to_string(), PORT_RANGE));
-            }
-        }
     }
 }

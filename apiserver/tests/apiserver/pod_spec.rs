@@ -9,6 +9,7 @@
 use kube_client::Client;
 use serde_json::{Value, json};
 
+use crate::kubectl::{kubectl_failure, session};
 use crate::support::*;
 
 const PODS: &str = "/api/v1/namespaces/default/pods";
@@ -29,19 +30,6 @@ fn deployment(spec: &Value) -> Value {
                     "template": {"metadata": {"labels": {"app": "web"}}, "spec": spec}}})
 }
 
-/// The 422's causes as (field, reason, message).
-fn causes(status: &Value) -> Vec<(String, String, String)> {
-    status["details"]["causes"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|c| {
-            let text = |k: &str| c[k].as_str().unwrap_or("").to_owned();
-            (text("field"), text("reason"), text("message"))
-        })
-        .collect()
-}
-
 /// Creates a Pod `p` and a Deployment `d` with `spec` as their pod spec; asserts both are 422
 /// Invalid with `expected` (field under the pod spec, reason, message), in order, and the
 /// Pod's message as Kubernetes words it.
@@ -60,16 +48,23 @@ async fn assert_refused(c: &Client, spec: Value, expected: &[(&str, &str, &str)]
             .iter()
             .map(|(f, r, m)| (format!("{prefix}.{f}"), (*r).to_owned(), (*m).to_owned()))
             .collect();
-        assert_eq!(causes(&status), want, "{path}");
+        let (message, got) = invalid(&status);
+        assert_eq!(got, want, "{path}");
         if path == PODS {
             let text: Vec<String> = want.iter().map(|(f, _, m)| format!("{f}: {m}")).collect();
-            let message = match text.as_slice() {
+            let expected = match text.as_slice() {
                 [one] => format!("Pod \"p\" is invalid: {one}"),
                 _ => format!("Pod \"p\" is invalid: [{}]", text.join(", ")),
             };
-            assert_eq!(status["message"], message.as_str());
+            assert_eq!(message, expected);
         }
     }
+}
+
+/// [`assert_refused`] on a new server.
+async fn refused(spec: Value, expected: &[(&str, &str, &str)]) {
+    let s = start().await;
+    assert_refused(&client(&s), spec, expected).await;
 }
 
 /// TestValidateContainers / TestValidateInitContainers: names are DNS labels unique across
@@ -110,13 +105,10 @@ async fn container_names_must_be_unique_labels_and_policies_known() {
 /// without it no probes.
 #[tokio::test]
 async fn init_containers_restart_always_or_have_no_probes() {
-    let s = start().await;
-    let c = client(&s);
     let mut sidecar = container("side");
     sidecar["restartPolicy"] = json!("OnFailure");
     sidecar["livenessProbe"] = json!({"exec": {"command": ["true"]}});
-    assert_refused(
-        &c,
+    refused(
         json!({"containers": [container("app")], "initContainers": [sidecar]}),
         &[
             (
@@ -138,8 +130,6 @@ async fn init_containers_restart_always_or_have_no_probes() {
 /// in range, protocols known; TestValidatePodSpec: host ports unique across containers.
 #[tokio::test]
 async fn container_ports_are_checked_and_host_ports_unique() {
-    let s = start().await;
-    let c = client(&s);
     let mut app = container("app");
     app["ports"] = json!([
         {"name": "http", "containerPort": 80},
@@ -148,7 +138,7 @@ async fn container_ports_are_checked_and_host_ports_unique() {
     ]);
     let mut other = container("other");
     other["ports"] = json!([{"containerPort": 81, "hostPort": 8080}]);
-    assert_refused(&c, json!({"containers": [app, other]}), &[
+    refused(json!({"containers": [app, other]}), &[
         ("containers[0].ports[1].name", "FieldValueDuplicate", "Duplicate value: \"http\""),
         ("containers[0].ports[1].containerPort", "FieldValueInvalid",
          "Invalid value: 70000: must be between 1 and 65535, inclusive"),
@@ -166,8 +156,6 @@ async fn container_ports_are_checked_and_host_ports_unique() {
 /// source and no `value` beside it, key selectors with a key.
 #[tokio::test]
 async fn env_names_and_value_sources_are_checked() {
-    let s = start().await;
-    let c = client(&s);
     let cm = json!({"configMapKeyRef": {"name": "cm", "key": "k"}});
     let mut app = container("app");
     app["env"] = json!([
@@ -178,7 +166,7 @@ async fn env_names_and_value_sources_are_checked() {
         {"name": "TWO", "valueFrom": {"configMapKeyRef": {"name": "cm", "key": "k"},
                                        "secretKeyRef": {"name": "s", "key": ""}}}
     ]);
-    assert_refused(&c, json!({"containers": [app]}), &[
+    refused(json!({"containers": [app]}), &[
         ("containers[0].env[1].name", "FieldValueInvalid",
          "Invalid value: \"A=B\": a valid environment variable name must consist only of printable ASCII characters other than '='"),
         ("containers[0].env[2].valueFrom", "FieldValueInvalid",
@@ -197,8 +185,6 @@ async fn env_names_and_value_sources_are_checked() {
 /// limits, standard names for containers.
 #[tokio::test]
 async fn resource_requests_limits_and_names_are_checked() {
-    let s = start().await;
-    let c = client(&s);
     let mut app = container("app");
     app["resources"] = json!({
         "limits": {"cpu": "1000m", "memory": "512Mi", "example.com/gpu": "2", "ephemeral-storage": "-1Gi"},
@@ -207,8 +193,7 @@ async fn resource_requests_limits_and_names_are_checked() {
     let mut named = container("named");
     named["resources"] = json!({"limits": {"gpu": "1"}, "requests": {"gpu": "1"}});
     let at = "containers[0].resources";
-    assert_refused(
-        &c,
+    refused(
         json!({"containers": [app, named]}),
         &[
             (
@@ -265,8 +250,6 @@ async fn resource_requests_limits_and_names_are_checked() {
 /// volume, a source's required fields, mounts of declared volumes at unique paths.
 #[tokio::test]
 async fn volumes_and_mounts_are_checked() {
-    let s = start().await;
-    let c = client(&s);
     let mut app = container("app");
     app["volumeMounts"] = json!([
         {"name": "missing", "mountPath": "/a"},
@@ -281,8 +264,7 @@ async fn volumes_and_mounts_are_checked() {
         {"name": "cm", "configMap": {"name": "c", "items": [{"key": "k", "path": "/abs"}]}}
     ]});
     let label = format!("Invalid value: \"V_1\": {LABEL}");
-    assert_refused(
-        &c,
+    refused(
         spec,
         &[
             (
@@ -335,15 +317,12 @@ async fn volumes_and_mounts_are_checked() {
 /// threshold of 1 for liveness and startup probes, ports in range.
 #[tokio::test]
 async fn probes_need_one_handler_and_sane_numbers() {
-    let s = start().await;
-    let c = client(&s);
     let mut app = container("app");
     app["livenessProbe"] = json!({"periodSeconds": 5, "successThreshold": 2});
     app["readinessProbe"] = json!({"exec": {"command": ["true"]}, "httpGet": {"port": 80}});
     app["startupProbe"] = json!({"tcpSocket": {"port": 70000}, "initialDelaySeconds": -1});
     let at = "containers[0]";
-    assert_refused(
-        &c,
+    refused(
         json!({"containers": [app]}),
         &[
             (
@@ -379,10 +358,8 @@ async fn probes_need_one_handler_and_sane_numbers() {
 /// TestValidateDNSPolicy: the supported values in Kubernetes' (unsorted) order.
 #[tokio::test]
 async fn an_unknown_dns_policy_is_422() {
-    let s = start().await;
-    let c = client(&s);
     let spec = json!({"containers": [container("app")], "dnsPolicy": "Bogus"});
-    assert_refused(&c, spec, &[("dnsPolicy", "FieldValueNotSupported",
+    refused(spec, &[("dnsPolicy", "FieldValueNotSupported",
         "Unsupported value: \"Bogus\": supported values: \"ClusterFirstWithHostNet\", \"ClusterFirst\", \"Default\", \"None\"")])
     .await;
 }
@@ -444,3 +421,19 @@ on_every_backend!(
     a_full_valid_pod_spec_is_created,
     a_duplicate_container_name_is_422_on_every_backend,
 );
+
+/// kubectl prints the 422 as Kubernetes' kubectl does: `The Pod "x" is invalid: ...`.
+#[test]
+fn kubectl_create_of_a_pod_with_duplicate_container_names_prints_the_422() {
+    let Some((kc, server, dir)) = session("pod-spec") else {
+        return;
+    };
+    let manifest = dir.join("pod.yaml");
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec:\n  containers:\n  - {name: app, image: nginx:1}\n  - {name: app, image: nginx:1}\n";
+    std::fs::write(&manifest, pod).unwrap();
+    let err = kubectl_failure(&kc, &server, &["create", "-f", manifest.to_str().unwrap()]);
+    assert!(
+        err.contains(r#"The Pod "x" is invalid: spec.containers[1].name: Duplicate value: "app""#),
+        "{err}"
+    );
+}
