@@ -51,6 +51,7 @@ fn pod_spec(spec: &mut Map<String, Value>) {
     for volume in items_at(spec, "volumes") {
         self::volume(volume);
     }
+    super::quantity::pod_spec(spec);
 }
 
 /// Whether `image` pulls `:latest`: its tag is `latest`, or it has neither tag nor digest.

@@ -22,7 +22,7 @@ mod pod;
 mod policy;
 mod port;
 mod probe;
-mod quantity;
+pub(crate) mod quantity;
 mod resources;
 mod service;
 mod storage;

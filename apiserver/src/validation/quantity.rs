@@ -9,6 +9,8 @@
 
 use std::cmp::Ordering;
 
+use serde_json::Value;
+
 /// How a quantity was written, which decides how it prints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Format {
@@ -134,6 +136,15 @@ impl Quantity {
             q.written = Some(text.to_owned());
         }
         Some(q)
+    }
+
+    /// A quantity as JSON carries it: a string (trimmed, as `UnmarshalJSON` does) or a number.
+    pub(crate) fn from_json(value: &Value) -> Option<Quantity> {
+        match value {
+            Value::String(s) => Quantity::parse(s.trim()),
+            Value::Number(n) => Quantity::parse(&n.to_string()),
+            _ => None,
+        }
     }
 
     fn int(n: i128) -> Quantity {

@@ -102,13 +102,7 @@ fn quantities(resources: Option<&Value>, key: &str) -> Vec<(String, Quantity)> {
         .map(Map::iter)
         .into_iter()
         .flatten()
-        .filter_map(|(name, v)| {
-            let text = match v {
-                Value::String(s) => s.trim().to_owned(),
-                other => other.to_string(),
-            };
-            Some((name.clone(), Quantity::parse(&text)?))
-        })
+        .filter_map(|(name, v)| Some((name.clone(), Quantity::from_json(v)?)))
         .collect();
     list.sort_by(|a, b| a.0.cmp(&b.0));
     list

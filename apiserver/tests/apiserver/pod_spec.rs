@@ -365,7 +365,8 @@ async fn an_unknown_dns_policy_is_422() {
 }
 
 /// A spec using ports, env sources, resources, volumes and mounts, probes and a sidecar is
-/// valid as a Pod and as a template; a volume source given as `null` defaults to `emptyDir`.
+/// valid as a Pod and as a template; a volume source given as `null` defaults to `emptyDir`;
+/// quantities are stored canonical.
 async fn a_full_valid_pod_spec_is_created(backend: Backend) {
     let Some(s) = backend.server().await else {
         return;
@@ -378,7 +379,7 @@ async fn a_full_valid_pod_spec_is_created(backend: Backend) {
         {"name": "POD", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
         {"name": "KEY", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}
     ]);
-    app["resources"] = json!({"limits": {"cpu": "1", "memory": "1Gi", "example.com/gpu": "1"},
+    app["resources"] = json!({"limits": {"cpu": 1, "memory": "1Gi", "example.com/gpu": "1"},
                               "requests": {"cpu": "0.5", "memory": "1024Mi", "example.com/gpu": "1"}});
     app["volumeMounts"] = json!([{"name": "data", "mountPath": "/data", "subPath": "sub"},
                                  {"name": "cfg", "mountPath": "/cfg"}]);
@@ -400,6 +401,13 @@ async fn a_full_valid_pod_spec_is_created(backend: Backend) {
         got["spec"]["volumes"][0],
         json!({"name": "data", "emptyDir": {}})
     );
+    // Quantities are stored as `Quantity.String()` prints them.
+    let canonical = json!({"limits": {"cpu": "1", "memory": "1Gi", "example.com/gpu": "1"},
+                           "requests": {"cpu": "500m", "memory": "1Gi", "example.com/gpu": "1"}});
+    assert_eq!(got["spec"]["containers"][0]["resources"], canonical);
+    let (_, got) = get(&c, &format!("{DEPLOYS}/d")).await;
+    let template = &got["spec"]["template"]["spec"]["containers"][0]["resources"];
+    assert_eq!(template, &canonical);
 }
 
 /// The duplicate-name case on every backend: validation runs before storage.
