@@ -370,14 +370,7 @@ impl Strategy for PodStrategy {
     }
 
     fn validate(&self, _def: &ResourceDef, obj: &Object) -> Vec<Cause> {
-        let mut causes = Vec::new();
-        let data = obj.data();
-        validation::pod_spec(
-            data.get("spec").unwrap_or(&Value::Null),
-            "spec",
-            &mut causes,
-        );
-        causes
+        validation::pod_create(&obj.data())
     }
 
     fn validate_update(&self, _def: &ResourceDef, new: &Object, old: &Object) -> Vec<Cause> {

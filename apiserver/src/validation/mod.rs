@@ -33,7 +33,7 @@ mod workloads;
 pub(crate) use autoscaling::hpa;
 pub(crate) use events::{event, event_update};
 pub(crate) use network::{endpoint_slice, endpoint_slice_update, ingress, network_policy};
-pub(crate) use pod::{pod_spec, pod_update};
+pub(crate) use pod::{pod_create, pod_update};
 pub(crate) use policy::{lease, pod_disruption_budget};
 pub(crate) use service::service;
 pub(crate) use storage::{

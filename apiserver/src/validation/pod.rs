@@ -1,22 +1,62 @@
 //! Pods and pod templates (`pkg/apis/core/validation/validation.go`: `ValidatePodSpec`,
 //! `ValidatePodUpdate`): volumes (volume.rs), containers, init and ephemeral containers
-//! (container.rs, with env.rs, resources.rs and probe.rs), restart and DNS policies, and what
-//! a pod update may change.
+//! (container.rs, with env.rs, resources.rs and probe.rs), host network ports, restart and DNS
+//! policies; what only a new pod is checked for (`ValidatePodCreate`), and what a pod update
+//! may change.
 
 use serde_json::{Map, Value};
 
 use super::Cause;
 use super::container::{containers, ephemeral_containers, init_containers, one_of};
-use super::field::{forbidden, required};
+use super::field::{forbidden, go_string, invalid, items, required, text};
 use super::volume::volumes;
 
 const RESTART_POLICIES: &[&str] = &["Always", "OnFailure", "Never"];
 /// `validateDNSPolicy`'s list, in its (unsorted) order.
 const DNS_POLICIES: &[&str] = &["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"];
 
-/// The causes of an invalid pod spec at `path` (`spec`, `spec.template.spec`...), in the
+/// The causes of an invalid pod template's spec at `path` (`spec.template.spec`...), in the
 /// order of `ValidatePodSpec`.
-pub(crate) fn pod_spec(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
+pub(super) fn pod_spec(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
+    spec_causes(spec, path, false, causes);
+}
+
+/// The causes of an invalid new pod (`ValidatePodCreate`): its spec as a pod's (a host port
+/// must match its container port on the host network), images without surrounding
+/// whitespace, no ephemeral containers, and no node name while scheduling gates remain.
+pub(crate) fn pod_create(data: &Map<String, Value>) -> Vec<Cause> {
+    let mut causes = Vec::new();
+    let spec = data.get("spec").unwrap_or(&Value::Null);
+    spec_causes(spec, "spec", true, &mut causes);
+    for list in ["containers", "initContainers"] {
+        for (i, c) in items(spec, list).iter().enumerate() {
+            let image = text(c, "image");
+            if image.trim() != image {
+                causes.push(invalid(
+                    &format!("spec.{list}[{i}].image"),
+                    &go_string(image),
+                    "must not have leading or trailing whitespace",
+                ));
+            }
+        }
+    }
+    if !items(spec, "ephemeralContainers").is_empty() {
+        causes.push(forbidden(
+            "spec.ephemeralContainers",
+            "cannot be set on create",
+        ));
+    }
+    if !text(spec, "nodeName").is_empty() && !items(spec, "schedulingGates").is_empty() {
+        causes.push(forbidden(
+            "spec.nodeName",
+            "cannot be set until all schedulingGates have been cleared",
+        ));
+    }
+    causes
+}
+
+/// `ValidatePodSpec` of a pod (`is_pod`, Kubernetes' `ResourceIsPod`) or a template.
+fn spec_causes(spec: &Value, path: &str, is_pod: bool, causes: &mut Vec<Cause>) {
     if spec
         .get("terminationGracePeriodSeconds")
         .is_none_or(Value::is_null)
@@ -41,9 +81,31 @@ pub(crate) fn pod_spec(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
         &volumes,
         causes,
     );
+    host_network_ports(spec, path, is_pod, causes);
     // `validateRestartPolicy`, `validateDNSPolicy`: set by defaulting, so required here.
     one_of(spec, "restartPolicy", path, RESTART_POLICIES, causes);
     one_of(spec, "dnsPolicy", path, DNS_POLICIES, causes);
+}
+
+/// `validatePodHostNetworkDeps`: on the host network a container's host port is its
+/// container port (in a template, a host port left out is defaulted later).
+fn host_network_ports(spec: &Value, path: &str, is_pod: bool, causes: &mut Vec<Cause>) {
+    if spec.get("hostNetwork").and_then(Value::as_bool) != Some(true) {
+        return;
+    }
+    for (i, c) in items(spec, "containers").iter().enumerate() {
+        for (j, port) in items(c, "ports").iter().enumerate() {
+            let number = |key: &str| port.get(key).and_then(Value::as_i64).unwrap_or(0);
+            let (host, container) = (number("hostPort"), number("containerPort"));
+            if (is_pod || host != 0) && host != container {
+                causes.push(invalid(
+                    &format!("{path}.containers[{i}].ports[{j}].hostPort"),
+                    &host.to_string(),
+                    "must match `containerPort` when `hostNetwork` is true",
+                ));
+            }
+        }
+    }
 }
 
 /// What a pod update may change (`ValidatePodUpdate`).

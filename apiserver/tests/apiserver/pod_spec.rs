@@ -364,6 +364,66 @@ async fn an_unknown_dns_policy_is_422() {
     .await;
 }
 
+/// ValidatePodCreate / TestValidatePodCreateWithSchedulingGates: only a pod's host ports must
+/// equal their container ports on the host network (a template may leave them out), its
+/// images have no surrounding whitespace, it has no ephemeral containers and no node name
+/// while scheduling gates remain.
+#[tokio::test]
+async fn a_new_pod_is_checked_for_what_only_pods_are() {
+    let s = start().await;
+    let c = client(&s);
+    let mut app = container("app");
+    app["image"] = json!(" nginx:1 ");
+    app["ports"] = json!([{"containerPort": 80, "hostPort": 81}, {"containerPort": 90}]);
+    let spec = json!({"hostNetwork": true, "containers": [app],
+                      "ephemeralContainers": [{"name": "debug", "image": "busybox"}],
+                      "nodeName": "n1", "schedulingGates": [{"name": "wait"}]});
+    let (code, status) = post(&c, PODS, &pod(&spec)).await;
+    assert_eq!(code, 422, "{status}");
+    let must_match = "Invalid value: 81: must match `containerPort` when `hostNetwork` is true";
+    let expected = [
+        (
+            "spec.containers[0].ports[0].hostPort",
+            "FieldValueInvalid",
+            must_match,
+        ),
+        (
+            "spec.containers[0].image",
+            "FieldValueInvalid",
+            "Invalid value: \" nginx:1 \": must not have leading or trailing whitespace",
+        ),
+        (
+            "spec.ephemeralContainers",
+            "FieldValueForbidden",
+            "Forbidden: cannot be set on create",
+        ),
+        (
+            "spec.nodeName",
+            "FieldValueForbidden",
+            "Forbidden: cannot be set until all schedulingGates have been cleared",
+        ),
+    ];
+    let expected: Vec<(String, String, String)> = expected
+        .iter()
+        .map(|(f, r, m)| ((*f).to_owned(), (*r).to_owned(), (*m).to_owned()))
+        .collect();
+    assert_eq!(invalid(&status).1, expected);
+    // The template: the explicit host port still must match, the whitespace is allowed.
+    let template = json!({"hostNetwork": true, "containers": [{"name": "app", "image": " nginx:1 ",
+                          "ports": [{"containerPort": 80, "hostPort": 81}, {"containerPort": 90}]}]});
+    let (code, status) = post(&c, DEPLOYS, &deployment(&template)).await;
+    assert_eq!(code, 422, "{status}");
+    let field = "spec.template.spec.containers[0].ports[0].hostPort";
+    assert_eq!(
+        invalid(&status).1,
+        [(
+            field.to_owned(),
+            "FieldValueInvalid".to_owned(),
+            must_match.to_owned()
+        )]
+    );
+}
+
 /// A spec using ports, env sources, resources, volumes and mounts, probes and a sidecar is
 /// valid as a Pod and as a template; a volume source given as `null` defaults to `emptyDir`;
 /// quantities are stored canonical.
