@@ -26,6 +26,7 @@ mod lists;
 mod noop_writes;
 mod pod_spec;
 mod python;
+mod quantities;
 mod reflector;
 mod served;
 mod storage;
