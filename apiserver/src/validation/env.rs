@@ -1,7 +1,7 @@
 //! The environment of a container (`pkg/apis/core/validation/validation.go`: `ValidateEnv`,
 //! `validateEnvVarValueFrom`, `ValidateEnvFrom`, the key selectors). Names follow
-//! `IsRelaxedEnvVarName`: the `RelaxedEnvironmentVariableValidation` gate is on by default in
-//! the Kubernetes version served (1.34), so any printable ASCII but `=` is a valid name.
+//! `IsRelaxedEnvVarName`: the `RelaxedEnvironmentVariableValidation` gate is GA and locked on
+//! in the Kubernetes version served (1.34), so any printable ASCII but `=` is a valid name.
 
 use serde_json::Value;
 

@@ -16,9 +16,15 @@ const RESTART_POLICIES: &[&str] = &["Always", "OnFailure", "Never"];
 const DNS_POLICIES: &[&str] = &["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"];
 
 /// The causes of an invalid pod template's spec at `path` (`spec.template.spec`...), in the
-/// order of `ValidatePodSpec`.
+/// order of `ValidatePodSpec`, then `ValidatePodTemplateSpec`'s: no ephemeral containers.
 pub(super) fn pod_spec(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
     spec_causes(spec, path, false, causes);
+    if !items(spec, "ephemeralContainers").is_empty() {
+        causes.push(forbidden(
+            &format!("{path}.ephemeralContainers"),
+            "ephemeral containers not allowed in pod template",
+        ));
+    }
 }
 
 /// The causes of an invalid new pod (`ValidatePodCreate`): its spec as a pod's (a host port

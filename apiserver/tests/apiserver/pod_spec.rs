@@ -408,20 +408,28 @@ async fn a_new_pod_is_checked_for_what_only_pods_are() {
         .map(|(f, r, m)| ((*f).to_owned(), (*r).to_owned(), (*m).to_owned()))
         .collect();
     assert_eq!(invalid(&status).1, expected);
-    // The template: the explicit host port still must match, the whitespace is allowed.
-    let template = json!({"hostNetwork": true, "containers": [{"name": "app", "image": " nginx:1 ",
-                          "ports": [{"containerPort": 80, "hostPort": 81}, {"containerPort": 90}]}]});
-    let (code, status) = post(&c, DEPLOYS, &deployment(&template)).await;
+    // The template: the explicit host port still must match, the whitespace is allowed, and
+    // ephemeral containers are not (ValidatePodTemplateSpec).
+    let (code, status) = post(&c, DEPLOYS, &deployment(&spec)).await;
     assert_eq!(code, 422, "{status}");
-    let field = "spec.template.spec.containers[0].ports[0].hostPort";
-    assert_eq!(
-        invalid(&status).1,
-        [(
-            field.to_owned(),
-            "FieldValueInvalid".to_owned(),
-            must_match.to_owned()
-        )]
-    );
+    let at = "spec.template.spec";
+    let expected = [
+        (
+            format!("{at}.containers[0].ports[0].hostPort"),
+            "FieldValueInvalid",
+            must_match,
+        ),
+        (
+            format!("{at}.ephemeralContainers"),
+            "FieldValueForbidden",
+            "Forbidden: ephemeral containers not allowed in pod template",
+        ),
+    ];
+    let expected: Vec<(String, String, String)> = expected
+        .into_iter()
+        .map(|(f, r, m)| (f, r.to_owned(), m.to_owned()))
+        .collect();
+    assert_eq!(invalid(&status).1, expected);
 }
 
 /// A spec using ports, env sources, resources, volumes and mounts, probes and a sidecar is
