@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use super::field::{invalid, is_set, items, required, text};
-use super::{Cause, invalid_value, subdomain_errors};
+use super::{Cause, downward, invalid_value, subdomain_errors};
 
 const RELAXED_NAME: &str = "a valid environment variable name must consist only of printable ASCII characters other than '='";
 const CONFIG_KEY: &str = "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')";
@@ -16,6 +16,19 @@ const VALUE_SOURCES: &[&str] = &[
     "resourceFieldRef",
     "configMapKeyRef",
     "secretKeyRef",
+];
+
+/// `validEnvDownwardAPIFieldPathExpressions`, sorted as `sets.List` prints them.
+const ENV_FIELDS: &[&str] = &[
+    "metadata.name",
+    "metadata.namespace",
+    "metadata.uid",
+    "spec.nodeName",
+    "spec.serviceAccountName",
+    "status.hostIP",
+    "status.hostIPs",
+    "status.podIP",
+    "status.podIPs",
 ];
 
 /// `IsRelaxedEnvVarName` of a non-empty name.
@@ -73,18 +86,8 @@ fn value_from(var: &Value, path: &str, causes: &mut Vec<Cause>) {
         sources += 1;
         let at = format!("{path}.{source}");
         match *source {
-            "fieldRef" => {
-                if text(selector, "apiVersion").is_empty() {
-                    causes.push(required(&format!("{at}.apiVersion"), ""));
-                } else if text(selector, "fieldPath").is_empty() {
-                    causes.push(required(&format!("{at}.fieldPath"), ""));
-                }
-            }
-            "resourceFieldRef" => {
-                if text(selector, "resource").is_empty() {
-                    causes.push(required(&format!("{at}.resource"), ""));
-                }
-            }
+            "fieldRef" => downward::object_field(selector, ENV_FIELDS, &at, causes),
+            "resourceFieldRef" => downward::resource_field(selector, &at, causes),
             _ => key_selector(selector, &at, causes),
         }
     }

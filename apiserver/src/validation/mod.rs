@@ -14,6 +14,7 @@ use crate::resource::ResourceDef;
 
 mod autoscaling;
 mod container;
+mod downward;
 mod env;
 mod events;
 pub(crate) mod field;

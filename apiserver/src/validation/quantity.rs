@@ -175,6 +175,11 @@ impl Quantity {
         Some(())
     }
 
+    /// Whether the quantity is zero.
+    pub(crate) fn is_zero(&self) -> bool {
+        self.mantissa == 0
+    }
+
     /// Whether the quantity is above zero.
     pub(crate) fn is_positive(&self) -> bool {
         self.mantissa > 0

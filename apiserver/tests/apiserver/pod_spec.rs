@@ -153,7 +153,8 @@ async fn container_ports_are_checked_and_host_ports_unique() {
 }
 
 /// TestValidateEnv: relaxed names (printable ASCII but `=`), `valueFrom` with exactly one
-/// source and no `value` beside it, key selectors with a key.
+/// source and no `value` beside it, key selectors with a key, downward API field paths
+/// (subscripted labels allowed) and resources with their divisors.
 #[tokio::test]
 async fn env_names_and_value_sources_are_checked() {
     let cm = json!({"configMapKeyRef": {"name": "cm", "key": "k"}});
@@ -164,7 +165,12 @@ async fn env_names_and_value_sources_are_checked() {
         {"name": "NONE", "valueFrom": {}},
         {"name": "BOTH", "value": "v", "valueFrom": cm},
         {"name": "TWO", "valueFrom": {"configMapKeyRef": {"name": "cm", "key": "k"},
-                                       "secretKeyRef": {"name": "s", "key": ""}}}
+                                       "secretKeyRef": {"name": "s", "key": ""}}},
+        {"name": "LABELS", "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels"}}},
+        {"name": "FOO", "valueFrom": {"fieldRef": {"fieldPath": "spec.foo"}}},
+        {"name": "GPU", "valueFrom": {"resourceFieldRef": {"resource": "limits.gpu"}}},
+        {"name": "CPU", "valueFrom": {"resourceFieldRef": {"resource": "limits.cpu", "divisor": "2"}}},
+        {"name": "APP", "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['app']"}}}
     ]);
     refused(json!({"containers": [app]}), &[
         ("containers[0].env[1].name", "FieldValueInvalid",
@@ -176,6 +182,14 @@ async fn env_names_and_value_sources_are_checked() {
         ("containers[0].env[4].valueFrom.secretKeyRef.key", "FieldValueRequired", "Required value"),
         ("containers[0].env[4].valueFrom", "FieldValueInvalid",
          "Invalid value: \"\": may not have more than one field specified at a time"),
+        ("containers[0].env[5].valueFrom.fieldRef.fieldPath", "FieldValueNotSupported",
+         "Unsupported value: \"metadata.labels\": supported values: \"metadata.name\", \"metadata.namespace\", \"metadata.uid\", \"spec.nodeName\", \"spec.serviceAccountName\", \"status.hostIP\", \"status.hostIPs\", \"status.podIP\", \"status.podIPs\""),
+        ("containers[0].env[6].valueFrom.fieldRef.fieldPath", "FieldValueInvalid",
+         "Invalid value: \"spec.foo\": error converting fieldPath: field label not supported: spec.foo"),
+        ("containers[0].env[7].valueFrom.resourceFieldRef.resource", "FieldValueNotSupported",
+         "Unsupported value: \"limits.gpu\": supported values: \"limits.cpu\", \"limits.ephemeral-storage\", \"limits.memory\", \"requests.cpu\", \"requests.ephemeral-storage\", \"requests.memory\""),
+        ("containers[0].env[8].valueFrom.resourceFieldRef.divisor", "FieldValueInvalid",
+         "Invalid value: \"limits.cpu\": only divisor's values 1m and 1 are supported with the cpu resource"),
     ])
     .await;
 }
