@@ -153,8 +153,14 @@ fn volume(v: &mut Map<String, Value>) {
     if let Some(path) = object_at(v, "hostPath") {
         set_default(path, "type", "");
     }
+    if let Some(downward) = object_at(v, "downwardAPI") {
+        field_ref_versions(downward);
+    }
     if let Some(projected) = object_at(v, "projected") {
         for source in items_at(projected, "sources") {
+            if let Some(downward) = object_at(source, "downwardAPI") {
+                field_ref_versions(downward);
+            }
             if let Some(token) = object_at(source, "serviceAccountToken") {
                 set_default(token, "expirationSeconds", 3600);
             }
@@ -173,6 +179,15 @@ fn requests_from_limits(c: &mut Map<String, Value>) {
     if let Some(requests) = object_entry(resources, "requests") {
         for (name, quantity) in limits {
             requests.entry(name).or_insert(quantity);
+        }
+    }
+}
+
+/// `SetDefaults_ObjectFieldSelector` of the items of a downward API volume or projection.
+fn field_ref_versions(downward: &mut Map<String, Value>) {
+    for item in items_at(downward, "items") {
+        if let Some(field_ref) = object_at(item, "fieldRef") {
+            set_default(field_ref, "apiVersion", "v1");
         }
     }
 }

@@ -122,13 +122,15 @@ pub(super) fn object_field(
     }
 }
 
-/// `validateContainerResourceFieldSelector` of an env var's `resourceFieldRef` at `path`, and
-/// its divisor.
-pub(super) fn resource_field(selector: &Value, path: &str, causes: &mut Vec<Cause>) {
+/// `validateContainerResourceFieldSelector` of a `resourceFieldRef` at `path` (of a volume
+/// item, which must name its container, or of an env var), and its divisor.
+pub(super) fn resource_field(selector: &Value, volume: bool, path: &str, causes: &mut Vec<Cause>) {
     let resource = text(selector, "resource");
     let huge_pages =
         resource.starts_with("limits.hugepages-") || resource.starts_with("requests.hugepages-");
-    if resource.is_empty() {
+    if volume && text(selector, "containerName").is_empty() {
+        causes.push(required(&format!("{path}.containerName"), ""));
+    } else if resource.is_empty() {
         causes.push(required(&format!("{path}.resource"), ""));
     } else if !RESOURCE_FIELDS.contains(&resource) && !huge_pages {
         causes.push(unsupported(

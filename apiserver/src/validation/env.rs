@@ -87,7 +87,7 @@ fn value_from(var: &Value, path: &str, causes: &mut Vec<Cause>) {
         let at = format!("{path}.{source}");
         match *source {
             "fieldRef" => downward::object_field(selector, ENV_FIELDS, &at, causes),
-            "resourceFieldRef" => downward::resource_field(selector, &at, causes),
+            "resourceFieldRef" => downward::resource_field(selector, false, &at, causes),
             _ => key_selector(selector, &at, causes),
         }
     }

@@ -261,7 +261,8 @@ async fn resource_requests_limits_and_names_are_checked() {
 }
 
 /// TestValidateVolumes / TestValidateVolumeMounts: names unique DNS labels, one source per
-/// volume, a source's required fields, mounts of declared volumes at unique paths.
+/// volume, a source's required fields, downward API items (reported without their index, as
+/// Kubernetes does), mounts of declared volumes at unique paths.
 #[tokio::test]
 async fn volumes_and_mounts_are_checked() {
     let mut app = container("app");
@@ -275,7 +276,12 @@ async fn volumes_and_mounts_are_checked() {
         {"name": "v", "emptyDir": {}},
         {"name": "two", "emptyDir": {}, "hostPath": {"path": "/tmp"}},
         {"name": "V_1", "secret": {}},
-        {"name": "cm", "configMap": {"name": "c", "items": [{"key": "k", "path": "/abs"}]}}
+        {"name": "cm", "configMap": {"name": "c", "items": [{"key": "k", "path": "/abs"}]}},
+        {"name": "dw", "downwardAPI": {"items": [
+            {"path": "labels", "fieldRef": {"fieldPath": "metadata.labels"}},
+            {"path": "cpu", "resourceFieldRef": {"resource": "limits.cpu"}},
+            {"path": "../x", "fieldRef": {"fieldPath": "status.podIP"}}
+        ]}}
     ]});
     let label = format!("Invalid value: \"V_1\": {LABEL}");
     refused(
@@ -303,6 +309,21 @@ async fn volumes_and_mounts_are_checked() {
                 "Invalid value: \"/abs\": must be a relative path",
             ),
             (
+            "volumes[5].downwardAPI.resourceFieldRef.containerName",
+            "FieldValueRequired",
+            "Required value",
+        ),
+        (
+            "volumes[5].downwardAPI.path",
+            "FieldValueInvalid",
+            "Invalid value: \"../x\": must not contain '..'",
+        ),
+        (
+            "volumes[5].downwardAPI.fieldRef.fieldPath",
+            "FieldValueNotSupported",
+            "Unsupported value: \"status.podIP\": supported values: \"metadata.annotations\", \"metadata.labels\", \"metadata.name\", \"metadata.namespace\", \"metadata.uid\"",
+        ),
+        (
                 "containers[0].volumeMounts[0].name",
                 "FieldValueNotFound",
                 "Not found: \"missing\"",
@@ -472,7 +493,11 @@ async fn a_full_valid_pod_spec_is_created(backend: Backend) {
     sidecar["startupProbe"] = json!({"exec": {"command": ["true"]}});
     let spec = json!({"containers": [app], "initContainers": [sidecar], "volumes": [
         {"name": "data", "emptyDir": null},
-        {"name": "cfg", "configMap": {"name": "c", "items": [{"key": "k", "path": "k.txt"}]}}
+        {"name": "cfg", "configMap": {"name": "c", "items": [{"key": "k", "path": "k.txt"}]}},
+        {"name": "podinfo", "downwardAPI": {"items": [
+            {"path": "labels", "fieldRef": {"fieldPath": "metadata.labels"}},
+            {"path": "mem", "resourceFieldRef": {"containerName": "app", "resource": "limits.memory", "divisor": "1Mi"}}
+        ]}}
     ]});
     for (path, body) in [(PODS, pod(&spec)), (DEPLOYS, deployment(&spec))] {
         let (code, created) = post(&c, path, &body).await;
