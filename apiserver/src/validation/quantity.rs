@@ -11,6 +11,23 @@ use std::cmp::Ordering;
 
 use serde_json::Value;
 
+/// Why a text is not a quantity: `resource.ParseQuantity`'s errors, and values beyond what
+/// this parser represents (Go reads those).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum QuantityError {
+    /// `ErrFormatWrong`.
+    #[error(
+        "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+    )]
+    Format,
+    /// `ErrSuffix`.
+    #[error("unable to parse quantity's suffix")]
+    Suffix,
+    /// More than 38 significant digits, or an exponent out of range.
+    #[error("quantity beyond the range this server represents")]
+    Unrepresentable,
+}
+
 /// How a quantity was written, which decides how it prints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Format {
@@ -97,25 +114,26 @@ fn pow10(n: u32) -> Option<i128> {
 }
 
 impl Quantity {
-    /// `resource.ParseQuantity`; `None` where Go answers an error (or the value does not fit).
-    pub(crate) fn parse(text: &str) -> Option<Quantity> {
+    /// `resource.ParseQuantity`.
+    pub(crate) fn parse(text: &str) -> Result<Quantity, QuantityError> {
         if text.is_empty() {
-            return None;
+            return Err(QuantityError::Format);
         }
-        let (positive, whole, fraction, suffix) = split(text)?;
-        let (base, exponent, format) = interpret(suffix)?;
+        let (positive, whole, fraction, suffix) = split(text).ok_or(QuantityError::Format)?;
+        let (base, exponent, format) = interpret(suffix).ok_or(QuantityError::Suffix)?;
         // As Go: leading zeros dropped, an empty whole part read as `0`.
         let whole = match whole.trim_start_matches('0') {
             "" => "0",
             w => w,
         };
         let digits = format!("{whole}{fraction}");
-        let mut mantissa: i128 = digits.parse().ok()?;
-        let mut exp10 = -i32::try_from(fraction.len()).ok()?;
+        let too_large = QuantityError::Unrepresentable;
+        let mut mantissa: i128 = digits.parse().map_err(|_| too_large)?;
+        let mut exp10 = -i32::try_from(fraction.len()).map_err(|_| too_large)?;
         if base == 10 {
-            exp10 = exp10.checked_add(exponent)?;
+            exp10 = exp10.checked_add(exponent).ok_or(too_large)?;
         } else {
-            mantissa = mantissa.checked_mul(1i128 << exponent)?;
+            mantissa = mantissa.checked_mul(1i128 << exponent).ok_or(too_large)?;
         }
         if !positive {
             mantissa = -mantissa;
@@ -126,7 +144,7 @@ impl Quantity {
             format,
             written: None,
         };
-        q.round_up_to_nano()?;
+        q.round_up_to_nano().ok_or(too_large)?;
         if format == Format::BinarySi
             && q.cmp_value(&Quantity::int(i64::MAX.into())) > Ordering::Equal
         {
@@ -135,16 +153,22 @@ impl Quantity {
         if keeps_text(whole, fraction, base, exponent, format) && q.mantissa != 0 {
             q.written = Some(text.to_owned());
         }
-        Some(q)
+        Ok(q)
     }
 
-    /// A quantity as JSON carries it: a string (trimmed, as `UnmarshalJSON` does) or a number.
-    pub(crate) fn from_json(value: &Value) -> Option<Quantity> {
+    /// A quantity as JSON carries it: a string (trimmed, as `UnmarshalJSON` does) or a number;
+    /// `None` for other values.
+    pub(crate) fn read_json(value: &Value) -> Option<Result<Quantity, QuantityError>> {
         match value {
-            Value::String(s) => Quantity::parse(s.trim()),
-            Value::Number(n) => Quantity::parse(&n.to_string()),
+            Value::String(s) => Some(Quantity::parse(s.trim())),
+            Value::Number(n) => Some(Quantity::parse(&n.to_string())),
             _ => None,
         }
+    }
+
+    /// [`Quantity::read_json`] when it reads one.
+    pub(crate) fn from_json(value: &Value) -> Option<Quantity> {
+        Quantity::read_json(value)?.ok()
     }
 
     fn int(n: i128) -> Quantity {
@@ -280,6 +304,61 @@ impl Quantity {
     }
 }
 
+/// The built-in kinds whose objects hold quantities where [`malformed_in`] looks.
+const QUANTITY_KINDS: &[&str] = &[
+    "Pod",
+    "PodTemplate",
+    "ReplicationController",
+    "Deployment",
+    "ReplicaSet",
+    "StatefulSet",
+    "DaemonSet",
+    "Job",
+    "CronJob",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "ResourceQuota",
+    "Node",
+];
+
+/// The first quantity of an object of the built-in `kind` that Kubernetes' decoder refuses
+/// (`resources.limits`/`requests`, `overhead`, `capacity`, `hard`, `emptyDir.sizeLimit`
+/// anywhere in it but its metadata); values beyond what this parser represents pass.
+pub(crate) fn malformed_in(kind: &str, value: &Value) -> Option<QuantityError> {
+    let object = value.as_object()?;
+    if !QUANTITY_KINDS.contains(&kind) {
+        return None;
+    }
+    object
+        .iter()
+        .filter(|(k, _)| *k != "metadata")
+        .find_map(|(_, v)| malformed(v))
+}
+
+fn malformed(value: &Value) -> Option<QuantityError> {
+    let refused = |v: &Value| match Quantity::read_json(v) {
+        Some(Err(e)) if e != QuantityError::Unrepresentable => Some(e),
+        _ => None,
+    };
+    let in_map = |v: Option<&Value>| {
+        v.and_then(Value::as_object)
+            .and_then(|m| m.values().find_map(refused))
+    };
+    match value {
+        Value::Object(map) => map.iter().find_map(|(key, v)| {
+            let own = match key.as_str() {
+                "resources" => in_map(v.get("limits")).or_else(|| in_map(v.get("requests"))),
+                "overhead" | "capacity" | "hard" => in_map(Some(v)),
+                "emptyDir" => v.get("sizeLimit").and_then(refused),
+                _ => None,
+            };
+            own.or_else(|| malformed(v))
+        }),
+        Value::Array(items) => items.iter().find_map(malformed),
+        _ => None,
+    }
+}
+
 /// A whole number of bytes as `AsCanonicalBase1024Bytes` prints it (`1536Mi`, `2Gi`).
 fn base1024(mut amount: i128) -> String {
     let mut times = 0;
@@ -323,7 +402,7 @@ mod tests {
     use super::*;
 
     fn canonical(text: &str) -> String {
-        Quantity::parse(text).map_or_else(|| "<error>".to_owned(), |q| q.canonical())
+        Quantity::parse(text).map_or_else(|e| e.to_string(), |q| q.canonical())
     }
 
     /// `TestQuantityString` of apimachinery's `quantity_test.go`: each canonical text is kept
@@ -411,7 +490,7 @@ mod tests {
             "", "1.1.M", "1+1.0M", "0.1mi", "0.1am", "aoeu", ".5i", "1i", "-3.01i", "-3.01e-",
             " 1", "1 ",
         ] {
-            assert!(Quantity::parse(bad).is_none(), "{bad}");
+            assert!(Quantity::parse(bad).is_err(), "{bad}");
         }
     }
 

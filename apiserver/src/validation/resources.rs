@@ -120,7 +120,7 @@ fn quantity_causes(name: &str, q: &Quantity, path: &str, causes: &mut Vec<Cause>
         ));
     }
     if let Some(size) = name.strip_prefix(HUGE_PAGES) {
-        let divisible = Quantity::parse(size).is_some_and(|page| q.is_multiple_of(&page));
+        let divisible = Quantity::parse(size).is_ok_and(|page| q.is_multiple_of(&page));
         if !divisible {
             let text = q.canonical();
             causes.push(invalid(

@@ -138,7 +138,7 @@ fn source_fields(key: &str, s: &Value, path: &str, causes: &mut Vec<Cause>) {
             let limit = s
                 .get("sizeLimit")
                 .and_then(Value::as_str)
-                .and_then(Quantity::parse);
+                .and_then(|s| Quantity::parse(s).ok());
             if limit.is_some_and(|q| q.is_negative()) {
                 causes.push(forbidden(
                     &format!("{path}.sizeLimit"),
