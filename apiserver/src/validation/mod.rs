@@ -27,6 +27,7 @@ pub(crate) mod quantity;
 mod resources;
 mod service;
 mod storage;
+mod toleration;
 mod update;
 mod volume;
 mod workloads;

@@ -6,10 +6,11 @@
 
 use serde_json::{Map, Value};
 
-use super::Cause;
 use super::container::{containers, ephemeral_containers, init_containers, one_of};
 use super::field::{forbidden, go_string, invalid, items, required, text};
+use super::toleration::tolerations;
 use super::volume::volumes;
+use super::{Cause, invalid_value, label_errors, subdomain_errors};
 
 const RESTART_POLICIES: &[&str] = &["Always", "OnFailure", "Never"];
 /// `validateDNSPolicy`'s list, in its (unsorted) order.
@@ -91,6 +92,36 @@ fn spec_causes(spec: &Value, path: &str, is_pod: bool, causes: &mut Vec<Cause>) 
     // `validateRestartPolicy`, `validateDNSPolicy`: set by defaulting, so required here.
     one_of(spec, "restartPolicy", path, RESTART_POLICIES, causes);
     one_of(spec, "dnsPolicy", path, DNS_POLICIES, causes);
+    names_and_deadline(spec, path, causes);
+}
+
+/// The names a pod spec refers to (service account, node, priority class: DNS subdomains;
+/// hostname and subdomain: DNS labels), its active deadline and its tolerations, in
+/// `ValidatePodSpec`'s order.
+fn names_and_deadline(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
+    let name = |field: &str, errors: fn(&str) -> Vec<String>, causes: &mut Vec<Cause>| {
+        let value = text(spec, field);
+        if !value.is_empty() {
+            for m in errors(value) {
+                causes.push((format!("{path}.{field}"), invalid_value(value, &m)));
+            }
+        }
+    };
+    name("serviceAccountName", subdomain_errors, causes);
+    name("nodeName", subdomain_errors, causes);
+    if let Some(deadline) = spec.get("activeDeadlineSeconds").and_then(Value::as_i64)
+        && !(1..=i64::from(i32::MAX)).contains(&deadline)
+    {
+        causes.push(invalid(
+            &format!("{path}.activeDeadlineSeconds"),
+            &deadline.to_string(),
+            "must be between 1 and 2147483647, inclusive",
+        ));
+    }
+    name("hostname", label_errors, causes);
+    name("subdomain", label_errors, causes);
+    tolerations(spec, &format!("{path}.tolerations"), causes);
+    name("priorityClassName", subdomain_errors, causes);
 }
 
 /// `validatePodHostNetworkDeps`: on the host network a container's host port is its

@@ -14,6 +14,7 @@ use crate::support::*;
 
 const PODS: &str = "/api/v1/namespaces/default/pods";
 const DEPLOYS: &str = "/apis/apps/v1/namespaces/default/deployments";
+const SUBDOMAIN: &str = r"a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
 const LABEL: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
 
 fn container(name: &str) -> Value {
@@ -396,6 +397,41 @@ async fn an_unknown_dns_policy_is_422() {
     let spec = json!({"containers": [container("app")], "dnsPolicy": "Bogus"});
     refused(spec, &[("dnsPolicy", "FieldValueNotSupported",
         "Unsupported value: \"Bogus\": supported values: \"ClusterFirstWithHostNet\", \"ClusterFirst\", \"Default\", \"None\"")])
+    .await;
+}
+
+/// TestValidatePodSpec / TestValidateTolerations: the names a spec refers to, the active
+/// deadline's range, and tolerations' keys, operators, values and effects.
+#[tokio::test]
+async fn spec_names_deadline_and_tolerations_are_checked() {
+    let spec = json!({"containers": [container("app")], "serviceAccountName": "Bad_SA",
+    "nodeName": "node_1", "activeDeadlineSeconds": 0, "hostname": "Host.Name",
+    "tolerations": [
+        {"key": "", "operator": "Equal", "value": "x"},
+        {"key": "k", "operator": "Exists", "value": "v"},
+        {"key": "k", "value": "v", "effect": "NoSchedule", "tolerationSeconds": 30},
+        {"key": "k", "operator": "Greater", "effect": "Sometimes"}
+    ]});
+    let sa = format!("Invalid value: \"Bad_SA\": {SUBDOMAIN}");
+    let node = format!("Invalid value: \"node_1\": {SUBDOMAIN}");
+    let host = format!("Invalid value: \"Host.Name\": {LABEL}");
+    refused(spec, &[
+        ("serviceAccountName", "FieldValueInvalid", &sa),
+        ("nodeName", "FieldValueInvalid", &node),
+        ("activeDeadlineSeconds", "FieldValueInvalid",
+         "Invalid value: 0: must be between 1 and 2147483647, inclusive"),
+        ("hostname", "FieldValueInvalid", &host),
+        ("tolerations[0].operator", "FieldValueInvalid",
+         "Invalid value: \"Equal\": operator must be Exists when `key` is empty, which means \"match all values and all keys\""),
+        ("tolerations[1].operator", "FieldValueInvalid",
+         "Invalid value: \"v\": value must be empty when `operator` is 'Exists'"),
+        ("tolerations[2].effect", "FieldValueInvalid",
+         "Invalid value: \"NoSchedule\": effect must be 'NoExecute' when `tolerationSeconds` is set"),
+        ("tolerations[3].operator", "FieldValueNotSupported",
+         "Unsupported value: \"Greater\": supported values: \"Equal\", \"Exists\""),
+        ("tolerations[3].effect", "FieldValueNotSupported",
+         "Unsupported value: \"Sometimes\": supported values: \"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\""),
+    ])
     .await;
 }
 
