@@ -198,18 +198,28 @@ pub(crate) fn namespace_causes(namespace: &str) -> Vec<Cause> {
 /// The causes of invalid label keys and values and annotation keys (field paths
 /// `metadata.labels` and `metadata.annotations`, as Kubernetes reports them).
 pub(crate) fn meta_causes(meta: &ObjectMeta) -> Vec<Cause> {
-    let mut causes = Vec::new();
-    for (key, value) in meta.labels.iter().flatten() {
-        for m in qualified_name_errors(key) {
-            causes.push(("metadata.labels".to_owned(), invalid_value(key, &m)));
-        }
-        for m in label_value_errors(value) {
-            causes.push(("metadata.labels".to_owned(), invalid_value(value, &m)));
-        }
-    }
+    let labels = meta.labels.iter().flatten();
+    let mut causes = label_causes(
+        "metadata.labels",
+        labels.map(|(k, v)| (k.as_str(), v.as_str())),
+    );
     for key in meta.annotations.iter().flatten().map(|(k, _)| k) {
         for m in qualified_name_errors(&key.to_ascii_lowercase()) {
             causes.push(("metadata.annotations".to_owned(), invalid_value(key, &m)));
+        }
+    }
+    causes
+}
+
+/// `ValidateLabels`: each key a qualified name and each value a label value, reported at `path`.
+fn label_causes<'a>(path: &str, labels: impl Iterator<Item = (&'a str, &'a str)>) -> Vec<Cause> {
+    let mut causes = Vec::new();
+    for (key, value) in labels {
+        for m in qualified_name_errors(key) {
+            causes.push((path.to_owned(), invalid_value(key, &m)));
+        }
+        for m in label_value_errors(value) {
+            causes.push((path.to_owned(), invalid_value(value, &m)));
         }
     }
     causes

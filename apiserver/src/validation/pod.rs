@@ -10,7 +10,7 @@ use super::container::{containers, ephemeral_containers, init_containers, one_of
 use super::field::{forbidden, go_string, invalid, items, required, text};
 use super::toleration::tolerations;
 use super::volume::volumes;
-use super::{Cause, invalid_value, label_errors, subdomain_errors};
+use super::{Cause, invalid_value, label_causes, label_errors, subdomain_errors};
 
 const RESTART_POLICIES: &[&str] = &["Always", "OnFailure", "Never"];
 /// `validateDNSPolicy`'s list, in its (unsorted) order.
@@ -92,6 +92,13 @@ fn spec_causes(spec: &Value, path: &str, is_pod: bool, causes: &mut Vec<Cause>) 
     // `validateRestartPolicy`, `validateDNSPolicy`: set by defaulting, so required here.
     one_of(spec, "restartPolicy", path, RESTART_POLICIES, causes);
     one_of(spec, "dnsPolicy", path, DNS_POLICIES, causes);
+    let selector = spec
+        .get("nodeSelector")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten();
+    let selector = selector.map(|(k, v)| (k.as_str(), v.as_str().unwrap_or("")));
+    causes.extend(label_causes(&format!("{path}.nodeSelector"), selector));
     names_and_deadline(spec, path, causes);
 }
 

@@ -400,12 +400,14 @@ async fn an_unknown_dns_policy_is_422() {
     .await;
 }
 
-/// TestValidatePodSpec / TestValidateTolerations: the names a spec refers to, the active
-/// deadline's range, and tolerations' keys, operators, values and effects.
+/// TestValidatePodSpec / TestValidateTolerations: node selector labels, the names a spec
+/// refers to, the active deadline's range, and tolerations' keys, operators, values and
+/// effects.
 #[tokio::test]
 async fn spec_names_deadline_and_tolerations_are_checked() {
     let spec = json!({"containers": [container("app")], "serviceAccountName": "Bad_SA",
     "nodeName": "node_1", "activeDeadlineSeconds": 0, "hostname": "Host.Name",
+        "nodeSelector": {"zone": "a b"},
     "tolerations": [
         {"key": "", "operator": "Equal", "value": "x"},
         {"key": "k", "operator": "Exists", "value": "v"},
@@ -416,6 +418,8 @@ async fn spec_names_deadline_and_tolerations_are_checked() {
     let node = format!("Invalid value: \"node_1\": {SUBDOMAIN}");
     let host = format!("Invalid value: \"Host.Name\": {LABEL}");
     refused(spec, &[
+        ("nodeSelector", "FieldValueInvalid",
+         "Invalid value: \"a b\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"),
         ("serviceAccountName", "FieldValueInvalid", &sa),
         ("nodeName", "FieldValueInvalid", &node),
         ("activeDeadlineSeconds", "FieldValueInvalid",
