@@ -12,7 +12,7 @@ use super::field::{
 };
 use super::port::{PORT_RANGE, port_name_errors};
 use super::volume::{Volumes, volume_mounts};
-use super::{Cause, env, invalid_value, label_errors, probe, resources};
+use super::{Cause, env, invalid_value, label_errors, probe, resources, security};
 
 const PROTOCOLS: &[&str] = &["SCTP", "TCP", "UDP"];
 const PULL_POLICIES: &[&str] = &["Always", "IfNotPresent", "Never"];
@@ -205,6 +205,7 @@ fn common(c: &Value, path: &str, volumes: &Volumes<'_>, causes: &mut Vec<Cause>)
     volume_mounts(c, &format!("{path}.volumeMounts"), volumes, causes);
     one_of(c, "imagePullPolicy", path, PULL_POLICIES, causes);
     resources::requirements(c.get("resources"), &format!("{path}.resources"), causes);
+    security::container_context(c, &format!("{path}.securityContext"), causes);
 }
 
 /// `Required` when the string at `key` is empty, `NotSupported` when it is not in `supported`.

@@ -25,6 +25,7 @@ mod port;
 mod probe;
 pub(crate) mod quantity;
 mod resources;
+mod security;
 mod service;
 mod storage;
 mod toleration;

@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use super::container::{containers, ephemeral_containers, init_containers, one_of};
 use super::field::{forbidden, go_string, invalid, items, required, text};
+use super::security;
 use super::toleration::tolerations;
 use super::volume::volumes;
 use super::{Cause, invalid_value, label_causes, label_errors, subdomain_errors};
@@ -99,6 +100,7 @@ fn spec_causes(spec: &Value, path: &str, is_pod: bool, causes: &mut Vec<Cause>) 
         .flatten();
     let selector = selector.map(|(k, v)| (k.as_str(), v.as_str().unwrap_or("")));
     causes.extend(label_causes(&format!("{path}.nodeSelector"), selector));
+    security::pod_context(spec, &format!("{path}.securityContext"), causes);
     names_and_deadline(spec, path, causes);
 }
 

@@ -287,7 +287,7 @@ fn downward_item(item: &Value, path: &str, causes: &mut Vec<Cause>) {
 }
 
 /// `validateLocalDescendingPath`: relative, without `..`.
-fn local_descending(target: &str, path: &str, causes: &mut Vec<Cause>) {
+pub(super) fn local_descending(target: &str, path: &str, causes: &mut Vec<Cause>) {
     if target.starts_with('/') {
         causes.push(invalid(path, &go_string(target), "must be a relative path"));
     }

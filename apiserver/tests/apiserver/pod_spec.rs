@@ -439,6 +439,34 @@ async fn spec_names_deadline_and_tolerations_are_checked() {
     .await;
 }
 
+/// TestValidatePodSpec / TestValidateSecurityContext: user and group ids in range, process
+/// namespace sharing without the host's PIDs, known fsGroup change policies and seccomp
+/// profiles (reported under `securityContext`, where Kubernetes' internal type holds them).
+#[tokio::test]
+async fn security_contexts_are_checked() {
+    let mut app = container("app");
+    app["securityContext"] = json!({"runAsGroup": 3000000000_i64});
+    let spec = json!({"containers": [app], "hostPID": true, "shareProcessNamespace": true,
+        "securityContext": {"runAsUser": -1, "supplementalGroups": [1, -2],
+                            "fsGroupChangePolicy": "Sometimes", "seccompProfile": {"type": "Localhost"}}});
+    let range = "must be between 0 and 2147483647, inclusive";
+    let group = format!("Invalid value: 3000000000: {range}");
+    let user = format!("Invalid value: -1: {range}");
+    let supplemental = format!("Invalid value: -2: {range}");
+    refused(spec, &[
+        ("containers[0].securityContext.runAsGroup", "FieldValueInvalid", &group),
+        ("securityContext.runAsUser", "FieldValueInvalid", &user),
+        ("securityContext.supplementalGroups[1]", "FieldValueInvalid", &supplemental),
+        ("securityContext.shareProcessNamespace", "FieldValueInvalid",
+         "Invalid value: true: ShareProcessNamespace and HostPID cannot both be enabled"),
+        ("securityContext.fsGroupChangePolicy", "FieldValueNotSupported",
+         "Unsupported value: \"Sometimes\": supported values: \"Always\", \"OnRootMismatch\""),
+        ("securityContext.seccompProfile.localhostProfile", "FieldValueRequired",
+         "Required value: must be set when seccomp type is Localhost"),
+    ])
+    .await;
+}
+
 /// ValidatePodCreate / TestValidatePodCreateWithSchedulingGates: only a pod's host ports must
 /// equal their container ports on the host network (a template may leave them out), its
 /// images have no surrounding whitespace, it has no ephemeral containers and no node name
