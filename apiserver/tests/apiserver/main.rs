@@ -25,6 +25,7 @@ mod lifecycle;
 mod lists;
 mod noop_writes;
 mod pod_spec;
+mod pod_spec_fields;
 mod python;
 mod quantities;
 mod reflector;

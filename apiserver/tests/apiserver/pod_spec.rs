@@ -4,7 +4,8 @@
 //! from (TestValidateContainers, TestValidateInitContainers, TestValidatePorts /
 //! TestValidateContainerPorts, TestValidateEnv, TestValidateResourceRequirements,
 //! TestValidateVolumes, TestValidateVolumeMounts, TestValidateProbe / TestValidateHandler,
-//! TestValidatePullPolicy, TestValidateDNSPolicy, TestValidatePodSpec host ports).
+//! TestValidatePullPolicy, TestValidatePodSpec host ports); pod_spec_fields.rs has the spec's
+//! other fields and what only a new pod is checked for.
 
 use kube_client::Client;
 use serde_json::{Value, json};
@@ -12,20 +13,20 @@ use serde_json::{Value, json};
 use crate::kubectl::{kubectl_failure, session};
 use crate::support::*;
 
-const PODS: &str = "/api/v1/namespaces/default/pods";
-const DEPLOYS: &str = "/apis/apps/v1/namespaces/default/deployments";
-const SUBDOMAIN: &str = r"a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
-const LABEL: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+pub(crate) const PODS: &str = "/api/v1/namespaces/default/pods";
+pub(crate) const DEPLOYS: &str = "/apis/apps/v1/namespaces/default/deployments";
+pub(crate) const SUBDOMAIN: &str = r"a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+pub(crate) const LABEL: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
 
-fn container(name: &str) -> Value {
+pub(crate) fn container(name: &str) -> Value {
     json!({"name": name, "image": "img:1"})
 }
 
-fn pod(spec: &Value) -> Value {
+pub(crate) fn pod(spec: &Value) -> Value {
     json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": spec})
 }
 
-fn deployment(spec: &Value) -> Value {
+pub(crate) fn deployment(spec: &Value) -> Value {
     json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
            "spec": {"selector": {"matchLabels": {"app": "web"}},
                     "template": {"metadata": {"labels": {"app": "web"}}, "spec": spec}}})
@@ -34,7 +35,7 @@ fn deployment(spec: &Value) -> Value {
 /// Creates a Pod `p` and a Deployment `d` with `spec` as their pod spec; asserts both are 422
 /// Invalid with `expected` (field under the pod spec, reason, message), in order, and the
 /// Pod's message as Kubernetes words it.
-async fn assert_refused(c: &Client, spec: Value, expected: &[(&str, &str, &str)]) {
+pub(crate) async fn assert_refused(c: &Client, spec: Value, expected: &[(&str, &str, &str)]) {
     for (path, body, prefix) in [
         (PODS, pod(&spec), "spec"),
         (DEPLOYS, deployment(&spec), "spec.template.spec"),
@@ -63,7 +64,7 @@ async fn assert_refused(c: &Client, spec: Value, expected: &[(&str, &str, &str)]
 }
 
 /// [`assert_refused`] on a new server.
-async fn refused(spec: Value, expected: &[(&str, &str, &str)]) {
+pub(crate) async fn refused(spec: Value, expected: &[(&str, &str, &str)]) {
     let s = start().await;
     assert_refused(&client(&s), spec, expected).await;
 }
@@ -389,150 +390,6 @@ async fn probes_need_one_handler_and_sane_numbers() {
         ],
     )
     .await;
-}
-
-/// TestValidateDNSPolicy: the supported values in Kubernetes' (unsorted) order.
-#[tokio::test]
-async fn an_unknown_dns_policy_is_422() {
-    let spec = json!({"containers": [container("app")], "dnsPolicy": "Bogus"});
-    refused(spec, &[("dnsPolicy", "FieldValueNotSupported",
-        "Unsupported value: \"Bogus\": supported values: \"ClusterFirstWithHostNet\", \"ClusterFirst\", \"Default\", \"None\"")])
-    .await;
-}
-
-/// TestValidatePodSpec / TestValidateTolerations: node selector labels, the names a spec
-/// refers to, the active deadline's range, and tolerations' keys, operators, values and
-/// effects.
-#[tokio::test]
-async fn spec_names_deadline_and_tolerations_are_checked() {
-    let spec = json!({"containers": [container("app")], "serviceAccountName": "Bad_SA",
-    "nodeName": "node_1", "activeDeadlineSeconds": 0, "hostname": "Host.Name",
-        "nodeSelector": {"zone": "a b"},
-    "tolerations": [
-        {"key": "", "operator": "Equal", "value": "x"},
-        {"key": "k", "operator": "Exists", "value": "v"},
-        {"key": "k", "value": "v", "effect": "NoSchedule", "tolerationSeconds": 30},
-        {"key": "k", "operator": "Greater", "effect": "Sometimes"}
-    ]});
-    let sa = format!("Invalid value: \"Bad_SA\": {SUBDOMAIN}");
-    let node = format!("Invalid value: \"node_1\": {SUBDOMAIN}");
-    let host = format!("Invalid value: \"Host.Name\": {LABEL}");
-    refused(spec, &[
-        ("nodeSelector", "FieldValueInvalid",
-         "Invalid value: \"a b\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"),
-        ("serviceAccountName", "FieldValueInvalid", &sa),
-        ("nodeName", "FieldValueInvalid", &node),
-        ("activeDeadlineSeconds", "FieldValueInvalid",
-         "Invalid value: 0: must be between 1 and 2147483647, inclusive"),
-        ("hostname", "FieldValueInvalid", &host),
-        ("tolerations[0].operator", "FieldValueInvalid",
-         "Invalid value: \"Equal\": operator must be Exists when `key` is empty, which means \"match all values and all keys\""),
-        ("tolerations[1].operator", "FieldValueInvalid",
-         "Invalid value: \"v\": value must be empty when `operator` is 'Exists'"),
-        ("tolerations[2].effect", "FieldValueInvalid",
-         "Invalid value: \"NoSchedule\": effect must be 'NoExecute' when `tolerationSeconds` is set"),
-        ("tolerations[3].operator", "FieldValueNotSupported",
-         "Unsupported value: \"Greater\": supported values: \"Equal\", \"Exists\""),
-        ("tolerations[3].effect", "FieldValueNotSupported",
-         "Unsupported value: \"Sometimes\": supported values: \"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\""),
-    ])
-    .await;
-}
-
-/// TestValidatePodSpec / TestValidateSecurityContext: user and group ids in range, process
-/// namespace sharing without the host's PIDs, known fsGroup change policies and seccomp
-/// profiles (reported under `securityContext`, where Kubernetes' internal type holds them).
-#[tokio::test]
-async fn security_contexts_are_checked() {
-    let mut app = container("app");
-    app["securityContext"] = json!({"runAsGroup": 3000000000_i64});
-    let spec = json!({"containers": [app], "hostPID": true, "shareProcessNamespace": true,
-        "securityContext": {"runAsUser": -1, "supplementalGroups": [1, -2],
-                            "fsGroupChangePolicy": "Sometimes", "seccompProfile": {"type": "Localhost"}}});
-    let range = "must be between 0 and 2147483647, inclusive";
-    let group = format!("Invalid value: 3000000000: {range}");
-    let user = format!("Invalid value: -1: {range}");
-    let supplemental = format!("Invalid value: -2: {range}");
-    refused(spec, &[
-        ("containers[0].securityContext.runAsGroup", "FieldValueInvalid", &group),
-        ("securityContext.runAsUser", "FieldValueInvalid", &user),
-        ("securityContext.supplementalGroups[1]", "FieldValueInvalid", &supplemental),
-        ("securityContext.shareProcessNamespace", "FieldValueInvalid",
-         "Invalid value: true: ShareProcessNamespace and HostPID cannot both be enabled"),
-        ("securityContext.fsGroupChangePolicy", "FieldValueNotSupported",
-         "Unsupported value: \"Sometimes\": supported values: \"Always\", \"OnRootMismatch\""),
-        ("securityContext.seccompProfile.localhostProfile", "FieldValueRequired",
-         "Required value: must be set when seccomp type is Localhost"),
-    ])
-    .await;
-}
-
-/// ValidatePodCreate / TestValidatePodCreateWithSchedulingGates: only a pod's host ports must
-/// equal their container ports on the host network (a template may leave them out), its
-/// images have no surrounding whitespace, it has no ephemeral containers and no node name
-/// while scheduling gates remain.
-#[tokio::test]
-async fn a_new_pod_is_checked_for_what_only_pods_are() {
-    let s = start().await;
-    let c = client(&s);
-    let mut app = container("app");
-    app["image"] = json!(" nginx:1 ");
-    app["ports"] = json!([{"containerPort": 80, "hostPort": 81}, {"containerPort": 90}]);
-    let spec = json!({"hostNetwork": true, "containers": [app],
-                      "ephemeralContainers": [{"name": "debug", "image": "busybox"}],
-                      "nodeName": "n1", "schedulingGates": [{"name": "wait"}]});
-    let (code, status) = post(&c, PODS, &pod(&spec)).await;
-    assert_eq!(code, 422, "{status}");
-    let must_match = "Invalid value: 81: must match `containerPort` when `hostNetwork` is true";
-    let expected = [
-        (
-            "spec.containers[0].ports[0].hostPort",
-            "FieldValueInvalid",
-            must_match,
-        ),
-        (
-            "spec.containers[0].image",
-            "FieldValueInvalid",
-            "Invalid value: \" nginx:1 \": must not have leading or trailing whitespace",
-        ),
-        (
-            "spec.ephemeralContainers",
-            "FieldValueForbidden",
-            "Forbidden: cannot be set on create",
-        ),
-        (
-            "spec.nodeName",
-            "FieldValueForbidden",
-            "Forbidden: cannot be set until all schedulingGates have been cleared",
-        ),
-    ];
-    let expected: Vec<(String, String, String)> = expected
-        .iter()
-        .map(|(f, r, m)| ((*f).to_owned(), (*r).to_owned(), (*m).to_owned()))
-        .collect();
-    assert_eq!(invalid(&status).1, expected);
-    // The template: the explicit host port still must match, the whitespace is allowed, and
-    // ephemeral containers are not (ValidatePodTemplateSpec).
-    let (code, status) = post(&c, DEPLOYS, &deployment(&spec)).await;
-    assert_eq!(code, 422, "{status}");
-    let at = "spec.template.spec";
-    let expected = [
-        (
-            format!("{at}.containers[0].ports[0].hostPort"),
-            "FieldValueInvalid",
-            must_match,
-        ),
-        (
-            format!("{at}.ephemeralContainers"),
-            "FieldValueForbidden",
-            "Forbidden: ephemeral containers not allowed in pod template",
-        ),
-    ];
-    let expected: Vec<(String, String, String)> = expected
-        .into_iter()
-        .map(|(f, r, m)| (f, r.to_owned(), m.to_owned()))
-        .collect();
-    assert_eq!(invalid(&status).1, expected);
 }
 
 /// A spec using ports, env sources, resources, volumes and mounts, probes and a sidecar is
