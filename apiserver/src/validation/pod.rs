@@ -208,3 +208,20 @@ pub(crate) fn pod_update(new: &Map<String, Value>, old: &Map<String, Value>) -> 
         vec![forbidden("spec", POD_UPDATE)]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The realistic pod the benchmarks create by the 50,000 (a ReplicaSet's pod as a cluster
+    /// stores it) passes, defaulted as the server defaults it.
+    #[test]
+    fn the_store_fixture_pod_is_valid() {
+        for i in 0..3 {
+            let mut pod = kcache_store::testing::pod_json(i, 3, 0);
+            crate::defaults::apply("v1", "Pod", &mut pod);
+            let causes = pod_create(pod.as_object().unwrap());
+            assert!(causes.is_empty(), "{causes:?}");
+        }
+    }
+}
