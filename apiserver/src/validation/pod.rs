@@ -4,14 +4,18 @@
 //! policies; what only a new pod is checked for (`ValidatePodCreate`), and what a pod update
 //! may change.
 
+use std::collections::BTreeSet;
+
 use serde_json::{Map, Value};
 
 use super::container::{containers, ephemeral_containers, init_containers, one_of};
-use super::field::{forbidden, go_string, invalid, items, required, text};
+use super::field::{duplicate, forbidden, go_string, go_strings, invalid, items, required, text};
 use super::security;
 use super::toleration::tolerations;
 use super::volume::volumes;
-use super::{Cause, invalid_value, label_causes, label_errors, subdomain_errors};
+use super::{
+    Cause, invalid_value, label_causes, label_errors, qualified_name_errors, subdomain_errors,
+};
 
 const RESTART_POLICIES: &[&str] = &["Always", "OnFailure", "Never"];
 /// `validateDNSPolicy`'s list, in its (unsorted) order.
@@ -101,7 +105,78 @@ fn spec_causes(spec: &Value, path: &str, is_pod: bool, causes: &mut Vec<Cause>) 
     let selector = selector.map(|(k, v)| (k.as_str(), v.as_str().unwrap_or("")));
     causes.extend(label_causes(&format!("{path}.nodeSelector"), selector));
     security::pod_context(spec, &format!("{path}.securityContext"), causes);
+    dns_config(spec, &format!("{path}.dnsConfig"), causes);
+    gates(spec, path, causes);
     names_and_deadline(spec, path, causes);
+}
+
+/// `validatePodDNSConfig`: a `None` DNS policy needs a config with a nameserver; at most three
+/// nameservers; options named.
+fn dns_config(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
+    let config = spec.get("dnsConfig").filter(|c| c.is_object());
+    let nameservers: Vec<&str> = config
+        .map(|c| items(c, "nameservers"))
+        .unwrap_or_default()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    if text(spec, "dnsPolicy") == "None" {
+        if config.is_none() {
+            causes.push(required(
+                path,
+                "must provide `dnsConfig` when `dnsPolicy` is None",
+            ));
+            return;
+        }
+        if nameservers.is_empty() {
+            causes.push(required(
+                &format!("{path}.nameservers"),
+                "must provide at least one DNS nameserver when `dnsPolicy` is None",
+            ));
+            return;
+        }
+    }
+    let Some(config) = config else {
+        return;
+    };
+    if nameservers.len() > 3 {
+        causes.push(invalid(
+            &format!("{path}.nameservers"),
+            &go_strings(&nameservers),
+            "must not have more than 3 nameservers",
+        ));
+    }
+    for (i, option) in items(config, "options").iter().enumerate() {
+        if text(option, "name").is_empty() {
+            causes.push(required(
+                &format!("{path}.options[{i}]"),
+                "must not be empty",
+            ));
+        }
+    }
+}
+
+/// `validateReadinessGates` and `validateSchedulingGates`: qualified names, scheduling gates
+/// unique.
+fn gates(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
+    for (i, gate) in items(spec, "readinessGates").iter().enumerate() {
+        let condition = text(gate, "conditionType");
+        let at = format!("{path}.readinessGates[{i}].conditionType");
+        for m in qualified_name_errors(condition) {
+            causes.push((at.clone(), invalid_value(condition, &m)));
+        }
+    }
+    let mut seen = BTreeSet::new();
+    for (i, gate) in items(spec, "schedulingGates").iter().enumerate() {
+        let name = text(gate, "name");
+        let at = format!("{path}.schedulingGates[{i}]");
+        for m in qualified_name_errors(name) {
+            causes.push((at.clone(), invalid_value(name, &m)));
+        }
+        if !seen.insert(name) {
+            causes.push(duplicate(&at, &go_string(name)));
+        }
+    }
 }
 
 /// The names a pod spec refers to (service account, node, priority class: DNS subdomains;

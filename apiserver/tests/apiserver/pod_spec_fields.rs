@@ -152,3 +152,34 @@ async fn a_new_pod_is_checked_for_what_only_pods_are() {
         .collect();
     assert_eq!(invalid(&status).1, expected);
 }
+
+/// TestValidatePodDNSConfig, TestValidateReadinessGates, TestValidateSchedulingGates: a `None`
+/// DNS policy needs a config with nameservers (at most three), options are named, gates have
+/// qualified names and scheduling gates are unique.
+#[tokio::test]
+async fn dns_config_and_gates_are_checked() {
+    let none = json!({"containers": [container("app")], "dnsPolicy": "None"});
+    refused(
+        none,
+        &[(
+            "dnsConfig",
+            "FieldValueRequired",
+            "Required value: must provide `dnsConfig` when `dnsPolicy` is None",
+        )],
+    )
+    .await;
+    let spec = json!({"containers": [container("app")], "dnsPolicy": "None",
+        "dnsConfig": {"nameservers": ["1.1.1.1", "1.0.0.1", "8.8.8.8", "8.8.4.4"],
+                      "options": [{"name": ""}]},
+        "readinessGates": [{"conditionType": "example.com/ready"}, {"conditionType": "not ready"}],
+        "schedulingGates": [{"name": "wait"}, {"name": "wait"}]});
+    refused(spec, &[
+        ("dnsConfig.nameservers", "FieldValueInvalid",
+         "Invalid value: []string{\"1.1.1.1\", \"1.0.0.1\", \"8.8.8.8\", \"8.8.4.4\"}: must not have more than 3 nameservers"),
+        ("dnsConfig.options[0]", "FieldValueRequired", "Required value: must not be empty"),
+        ("readinessGates[1].conditionType", "FieldValueInvalid",
+         "Invalid value: \"not ready\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"),
+        ("schedulingGates[1]", "FieldValueDuplicate", "Duplicate value: \"wait\""),
+    ])
+    .await;
+}
