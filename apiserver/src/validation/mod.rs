@@ -12,6 +12,7 @@ use serde_json::Value;
 use crate::error::ApiError;
 use crate::resource::ResourceDef;
 
+mod affinity;
 mod autoscaling;
 mod container;
 mod downward;

@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
 
+use super::affinity::node_affinity;
 use super::container::{containers, ephemeral_containers, init_containers, one_of};
 use super::field::{duplicate, forbidden, go_string, go_strings, invalid, items, required, text};
 use super::security;
@@ -105,6 +106,7 @@ fn spec_causes(spec: &Value, path: &str, is_pod: bool, causes: &mut Vec<Cause>) 
     let selector = selector.map(|(k, v)| (k.as_str(), v.as_str().unwrap_or("")));
     causes.extend(label_causes(&format!("{path}.nodeSelector"), selector));
     security::pod_context(spec, &format!("{path}.securityContext"), causes);
+    node_affinity(spec, &format!("{path}.affinity.nodeAffinity"), causes);
     dns_config(spec, &format!("{path}.dnsConfig"), causes);
     gates(spec, path, causes);
     names_and_deadline(spec, path, causes);

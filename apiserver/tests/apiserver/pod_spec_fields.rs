@@ -183,3 +183,50 @@ async fn dns_config_and_gates_are_checked() {
     ])
     .await;
 }
+
+/// TestValidateAffinity / TestValidateNodeSelectorRequirement: node affinity requirements'
+/// operators and values, field requirements on `metadata.name` with one value, preferred
+/// terms' weights (their label values are not checked).
+#[tokio::test]
+async fn node_affinity_terms_are_checked() {
+    let required_terms = json!({"nodeSelectorTerms": [{
+    "matchExpressions": [
+        {"key": "zone", "operator": "In"},
+        {"key": "disk", "operator": "Exists", "values": ["ssd"]},
+        {"key": "cores", "operator": "Gt", "values": ["1", "2"]},
+        {"key": "x", "operator": "Near", "values": ["a"]}
+    ],
+    "matchFields": [
+        {"key": "metadata.name", "operator": "In", "values": ["n1", "n2"]},
+        {"key": "spec.nodeName", "operator": "In", "values": ["n1"]}
+    ]}]});
+    let preferred = json!([{"weight": 0, "preference": {"matchExpressions": [
+        {"key": "zone", "operator": "In", "values": ["not a label value"]}]}}]);
+    let spec = json!({"containers": [container("app")], "affinity": {"nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": required_terms,
+        "preferredDuringSchedulingIgnoredDuringExecution": preferred}}});
+    let at =
+        "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]";
+    let field = |suffix: &str| format!("{at}.{suffix}");
+    let (e0, e1, e2, e3) = (
+        field("matchExpressions[0].values"),
+        field("matchExpressions[1].values"),
+        field("matchExpressions[2].values"),
+        field("matchExpressions[3].operator"),
+    );
+    let (f0, f1) = (field("matchFields[0].values"), field("matchFields[1].key"));
+    refused(spec, &[
+        (&e0, "FieldValueRequired", "Required value: must be specified when `operator` is 'In' or 'NotIn'"),
+        (&e1, "FieldValueForbidden",
+         "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'"),
+        (&e2, "FieldValueRequired",
+         "Required value: must be specified single value when `operator` is 'Lt' or 'Gt'"),
+        (&e3, "FieldValueInvalid", "Invalid value: \"Near\": not a valid selector operator"),
+        (&f0, "FieldValueRequired",
+         "Required value: must be only one value when `operator` is 'In' or 'NotIn' for node field selector"),
+        (&f1, "FieldValueInvalid", "Invalid value: \"spec.nodeName\": not a valid field selector key"),
+        ("affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight",
+         "FieldValueInvalid", "Invalid value: 0: must be in the range 1-100"),
+    ])
+    .await;
+}
