@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::Cause;
 use super::field::{invalid, items, required, text, unsupported};
-use super::volume::local_descending;
+use super::files::local_descending;
 
 /// `validation.IsValidUserID` / `IsValidGroupID`'s message.
 const ID_RANGE: &str = "must be between 0 and 2147483647, inclusive";

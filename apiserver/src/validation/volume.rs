@@ -7,10 +7,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::Value;
 
 use super::field::{
-    duplicate, forbidden, go_string, invalid, is_set, items, not_found, required, text, unsupported,
+    duplicate, forbidden, go_string, invalid, items, not_found, required, text, unsupported,
 };
+use super::files::{downward_item, file_mode, key_to_path, local_descending, no_backsteps};
 use super::quantity::Quantity;
-use super::{Cause, downward, invalid_value, label_errors, subdomain_errors};
+use super::{Cause, invalid_value, label_errors, projected, subdomain_errors};
 
 /// The valid volumes of a pod spec by name.
 pub(super) type Volumes<'a> = BTreeMap<&'a str, &'a Value>;
@@ -60,16 +61,6 @@ const HOST_PATH_TYPES: &[&str] = &[
     "Socket",
 ];
 const PROPAGATIONS: &[&str] = &["Bidirectional", "HostToContainer", "None"];
-/// `validVolumeDownwardAPIFieldPathExpressions`, sorted.
-const VOLUME_FIELDS: &[&str] = &[
-    "metadata.annotations",
-    "metadata.labels",
-    "metadata.name",
-    "metadata.namespace",
-    "metadata.uid",
-];
-const FILE_MODE: &str = "must be a number between 0 and 0777 (octal), both inclusive";
-
 /// `ValidateVolumes`: each volume's source and name; the valid ones by name.
 pub(super) fn volumes<'a>(spec: &'a Value, path: &str, causes: &mut Vec<Cause>) -> Volumes<'a> {
     let mut valid = Volumes::new();
@@ -196,7 +187,10 @@ fn source_fields(key: &str, s: &Value, path: &str, causes: &mut Vec<Cause>) {
                 downward_item(item, path, causes);
             }
         }
-        "projected" => file_mode(s, "defaultMode", path, causes),
+        "projected" => {
+            file_mode(s, "defaultMode", path, causes);
+            projected::sources(s, path, causes);
+        }
         "csi" => {
             let driver = text(s, "driver");
             let at = format!("{path}.driver");
@@ -214,94 +208,6 @@ fn source_fields(key: &str, s: &Value, path: &str, causes: &mut Vec<Cause>) {
             }
         }
         _ => {}
-    }
-}
-
-/// A file mode at `key`, if set, between 0 and 0777.
-fn file_mode(s: &Value, key: &str, path: &str, causes: &mut Vec<Cause>) {
-    if let Some(mode) = s.get(key).and_then(Value::as_i64)
-        && !(0..=0o777).contains(&mode)
-    {
-        causes.push(invalid(
-            &format!("{path}.{key}"),
-            &mode.to_string(),
-            FILE_MODE,
-        ));
-    }
-}
-
-/// `validateKeyToPath`.
-fn key_to_path(item: &Value, path: &str, causes: &mut Vec<Cause>) {
-    for field in ["key", "path"] {
-        if text(item, field).is_empty() {
-            causes.push(required(&format!("{path}.{field}"), ""));
-        }
-    }
-    local_non_reserved(text(item, "path"), &format!("{path}.path"), causes);
-    file_mode(item, "mode", path, causes);
-}
-
-/// `ValidateLocalNonReservedPath`: relative, without `..`, not starting with `..`.
-fn local_non_reserved(target: &str, path: &str, causes: &mut Vec<Cause>) {
-    local_descending(target, path, causes);
-    if target.starts_with("..") && !target.starts_with("../") {
-        causes.push(invalid(
-            path,
-            &go_string(target),
-            "must not start with '..'",
-        ));
-    }
-}
-
-/// `validateDownwardAPIVolumeFile`; as in Kubernetes, an item's errors are reported under the
-/// source's path, without the item's index.
-fn downward_item(item: &Value, path: &str, causes: &mut Vec<Cause>) {
-    if text(item, "path").is_empty() {
-        causes.push(required(&format!("{path}.path"), ""));
-    }
-    local_non_reserved(text(item, "path"), &format!("{path}.path"), causes);
-    if is_set(item, "fieldRef") {
-        downward::object_field(
-            &item["fieldRef"],
-            VOLUME_FIELDS,
-            &format!("{path}.fieldRef"),
-            causes,
-        );
-        if is_set(item, "resourceFieldRef") {
-            causes.push(invalid(
-                path,
-                "\"resource\"",
-                "fieldRef and resourceFieldRef can not be specified simultaneously",
-            ));
-        }
-    } else if is_set(item, "resourceFieldRef") {
-        let at = format!("{path}.resourceFieldRef");
-        downward::resource_field(&item["resourceFieldRef"], true, &at, causes);
-    } else {
-        causes.push(required(
-            path,
-            "one of fieldRef and resourceFieldRef is required",
-        ));
-    }
-    file_mode(item, "mode", path, causes);
-}
-
-/// `validateLocalDescendingPath`: relative, without `..`.
-pub(super) fn local_descending(target: &str, path: &str, causes: &mut Vec<Cause>) {
-    if target.starts_with('/') {
-        causes.push(invalid(path, &go_string(target), "must be a relative path"));
-    }
-    no_backsteps(target, path, causes);
-}
-
-/// `validatePathNoBacksteps`.
-fn no_backsteps(target: &str, path: &str, causes: &mut Vec<Cause>) {
-    if target
-        .replace('\\', "/")
-        .split('/')
-        .any(|part| part == "..")
-    {
-        causes.push(invalid(path, &go_string(target), "must not contain '..'"));
     }
 }
 

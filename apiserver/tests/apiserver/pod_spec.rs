@@ -350,6 +350,50 @@ async fn volumes_and_mounts_are_checked() {
     .await;
 }
 
+/// TestValidateProjectedVolumeSource / TestValidateVolumes (projected): one kind per source,
+/// named secrets, no path projected twice, token lifetimes of at least 10 minutes and a path
+/// (both reported at the volume's `projected` path, as Kubernetes does).
+#[tokio::test]
+async fn projected_volume_sources_are_checked() {
+    let sources = json!([
+        {"secret": {"items": [{"key": "a", "path": "same"}]}},
+        {"configMap": {"name": "c", "items": [{"key": "b", "path": "same"}]}},
+        {"serviceAccountToken": {"expirationSeconds": 60, "path": ""}},
+        {"secret": {"name": "s"}, "configMap": {"name": "c2"}}
+    ]);
+    let spec = json!({"containers": [container("app")],
+                      "volumes": [{"name": "proj", "projected": {"sources": sources}}]});
+    let at = "volumes[0].projected";
+    let (secret, token) = (
+        format!("{at}.sources[0].secret.name"),
+        format!("{at}.sources[2].serviceAccountToken.expirationSeconds"),
+    );
+    let (path, fourth) = (format!("{at}.path"), format!("{at}.sources[3]"));
+    refused(
+        spec,
+        &[
+            (&secret, "FieldValueRequired", "Required value"),
+            (
+                at,
+                "FieldValueInvalid",
+                "Invalid value: \"c\": conflicting duplicate paths",
+            ),
+            (
+                &token,
+                "FieldValueInvalid",
+                "Invalid value: 60: may not specify a duration less than 10 minutes",
+            ),
+            (&path, "FieldValueRequired", "Required value"),
+            (
+                &fourth,
+                "FieldValueForbidden",
+                "Forbidden: may not specify more than 1 volume type per source",
+            ),
+        ],
+    )
+    .await;
+}
+
 /// TestValidateProbe / TestValidateHandler: one handler, non-negative numbers, a success
 /// threshold of 1 for liveness and startup probes, ports in range.
 #[tokio::test]
