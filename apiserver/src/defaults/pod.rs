@@ -84,6 +84,14 @@ fn container(c: &mut Map<String, Value>) {
             self::probe(p);
         }
     }
+    // `SetDefaults_HTTPGetAction` applies to lifecycle hooks too.
+    if let Some(lifecycle) = object_at(c, "lifecycle") {
+        for hook in ["postStart", "preStop"] {
+            if let Some(get) = object_at(lifecycle, hook).and_then(|h| object_at(h, "httpGet")) {
+                http_get(get);
+            }
+        }
+    }
     for env in items_at(c, "env") {
         if let Some(field_ref) = object_at(env, "valueFrom").and_then(|v| object_at(v, "fieldRef"))
         {
@@ -98,8 +106,7 @@ fn probe(p: &mut Map<String, Value>) {
     set_default(p, "successThreshold", 1);
     set_default(p, "failureThreshold", 3);
     if let Some(get) = object_at(p, "httpGet") {
-        set_default(get, "path", "/");
-        set_default(get, "scheme", "HTTP");
+        http_get(get);
     }
 }
 
@@ -190,4 +197,10 @@ fn field_ref_versions(downward: &mut Map<String, Value>) {
             set_default(field_ref, "apiVersion", "v1");
         }
     }
+}
+
+/// `SetDefaults_HTTPGetAction`.
+fn http_get(get: &mut Map<String, Value>) {
+    set_default(get, "path", "/");
+    set_default(get, "scheme", "HTTP");
 }

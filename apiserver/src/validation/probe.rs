@@ -4,10 +4,11 @@
 
 use serde_json::Value;
 
-use super::Cause;
 use super::field::{forbidden, invalid, is_set, items, required, text, unsupported};
 use super::port::num_or_name;
+use super::{Cause, invalid_value};
 
+const HEADER_NAME: &str = "a valid HTTP header must consist of alphanumeric characters or '-' (e.g. 'X-Header-Name', regex used for validation is '[-A-Za-z0-9]+')";
 const NON_NEGATIVE: &str = "must be greater than or equal to 0";
 const ONE_HANDLER: &str = "may not specify more than 1 handler type";
 /// The handlers of a probe, in the order Kubernetes counts them.
@@ -117,6 +118,16 @@ fn handler(h: &Value, kinds: &[&str], path: &str, causes: &mut Vec<Cause>) {
                         scheme,
                         &["HTTP", "HTTPS"],
                     ));
+                }
+                // `IsHTTPHeaderName`, reported at the list's path as Kubernetes does.
+                for header in items(action, "httpHeaders") {
+                    let name = text(header, "name");
+                    let valid = !name.is_empty()
+                        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+                    if !valid {
+                        let at = format!("{at}.httpHeaders");
+                        causes.push((at, invalid_value(name, HEADER_NAME)));
+                    }
                 }
             }
             "tcpSocket" | "grpc" => num_or_name(action.get("port"), &format!("{at}.port"), causes),

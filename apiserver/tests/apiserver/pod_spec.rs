@@ -395,17 +395,24 @@ async fn projected_volume_sources_are_checked() {
 }
 
 /// TestValidateProbe / TestValidateHandler: one handler, non-negative numbers, a success
-/// threshold of 1 for liveness and startup probes, ports in range.
+/// threshold of 1 for liveness and startup probes, ports in range, HTTP header names.
 #[tokio::test]
 async fn probes_need_one_handler_and_sane_numbers() {
     let mut app = container("app");
     app["livenessProbe"] = json!({"periodSeconds": 5, "successThreshold": 2});
     app["readinessProbe"] = json!({"exec": {"command": ["true"]}, "httpGet": {"port": 80}});
+    app["lifecycle"] = json!({"preStop": {"httpGet": {"port": "http",
+        "httpHeaders": [{"name": "X-Ok", "value": "1"}, {"name": "Bad Header", "value": "2"}]}}});
     app["startupProbe"] = json!({"tcpSocket": {"port": 70000}, "initialDelaySeconds": -1});
     let at = "containers[0]";
     refused(
         json!({"containers": [app]}),
         &[
+            (
+                &format!("{at}.lifecycle.preStop.httpGet.httpHeaders"),
+                "FieldValueInvalid",
+                "Invalid value: \"Bad Header\": a valid HTTP header must consist of alphanumeric characters or '-' (e.g. 'X-Header-Name', regex used for validation is '[-A-Za-z0-9]+')",
+            ),
             (
                 &format!("{at}.livenessProbe"),
                 "FieldValueRequired",
