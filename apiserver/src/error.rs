@@ -119,7 +119,7 @@ impl ApiError {
     /// 422 Invalid for `kind` named `name`, with one cause per `(field, message)`; each cause's
     /// reason follows its message as in Kubernetes (`Invalid value: ...` is FieldValueInvalid,
     /// `Forbidden: ...` FieldValueForbidden, `Unsupported value: ...` FieldValueNotSupported,
-    /// `Required value...` FieldValueRequired).
+    /// `Required value...` FieldValueRequired, `Not found: ...` FieldValueNotFound).
     pub fn invalid(group: &str, kind: &str, name: &str, causes: &[(String, String)]) -> Self {
         let text: Vec<String> = causes.iter().map(|(f, m)| format!("{f}: {m}")).collect();
         let what = if group.is_empty() {
@@ -213,12 +213,13 @@ impl ApiError {
 
 /// The reason of a field error from its message.
 fn cause_reason(message: &str) -> &'static str {
-    const REASONS: [(&str, &str); 5] = [
+    const REASONS: [(&str, &str); 6] = [
         ("Forbidden", "FieldValueForbidden"),
         ("Unsupported value", "FieldValueNotSupported"),
         ("Required value", "FieldValueRequired"),
         ("Duplicate value", "FieldValueDuplicate"),
         ("Too long", "FieldValueTooLong"),
+        ("Not found", "FieldValueNotFound"),
     ];
     REASONS
         .iter()

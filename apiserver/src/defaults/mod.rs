@@ -7,7 +7,8 @@
 //! a handful of `entry().or_insert()` calls, and would drop fields the types do not know.
 //! Each default is set only where the field is absent or `null`.
 //!
-//! - pod.rs: pods and pod templates (containers, probes, volumes);
+//! - pod.rs: pods and pod templates (containers, probes, volumes), quantity.rs their
+//!   quantities in canonical form;
 //! - workloads.rs: deployments, replicasets, statefulsets, daemonsets, jobs, cronjobs;
 //! - core.rs: services, namespaces, secrets, endpoints;
 //! - autoscaling.rs: HorizontalPodAutoscalers (v1 and v2);
@@ -22,6 +23,7 @@ mod autoscaling;
 mod core;
 mod network;
 mod pod;
+mod quantity;
 mod storage;
 #[cfg(test)]
 mod tests;

@@ -51,6 +51,7 @@ fn pod_spec(spec: &mut Map<String, Value>) {
     for volume in items_at(spec, "volumes") {
         self::volume(volume);
     }
+    super::quantity::pod_spec(spec);
 }
 
 /// Whether `image` pulls `:latest`: its tag is `latest`, or it has neither tag nor digest.
@@ -83,6 +84,14 @@ fn container(c: &mut Map<String, Value>) {
             self::probe(p);
         }
     }
+    // `SetDefaults_HTTPGetAction` applies to lifecycle hooks too.
+    if let Some(lifecycle) = object_at(c, "lifecycle") {
+        for hook in ["postStart", "preStop"] {
+            if let Some(get) = object_at(lifecycle, hook).and_then(|h| object_at(h, "httpGet")) {
+                http_get(get);
+            }
+        }
+    }
     for env in items_at(c, "env") {
         if let Some(field_ref) = object_at(env, "valueFrom").and_then(|v| object_at(v, "fieldRef"))
         {
@@ -97,8 +106,7 @@ fn probe(p: &mut Map<String, Value>) {
     set_default(p, "successThreshold", 1);
     set_default(p, "failureThreshold", 3);
     if let Some(get) = object_at(p, "httpGet") {
-        set_default(get, "path", "/");
-        set_default(get, "scheme", "HTTP");
+        http_get(get);
     }
 }
 
@@ -137,7 +145,11 @@ const VOLUME_SOURCES: &[&str] = &[
 ];
 
 fn volume(v: &mut Map<String, Value>) {
-    if !VOLUME_SOURCES.iter().any(|s| v.contains_key(*s)) {
+    // A source given as `null` is no source (a nil pointer in Go): the volume gets `emptyDir`.
+    if !VOLUME_SOURCES
+        .iter()
+        .any(|s| v.get(*s).is_some_and(|x| !x.is_null()))
+    {
         v.insert("emptyDir".into(), json!({}));
     }
     for source in ["configMap", "secret", "downwardAPI", "projected"] {
@@ -148,8 +160,14 @@ fn volume(v: &mut Map<String, Value>) {
     if let Some(path) = object_at(v, "hostPath") {
         set_default(path, "type", "");
     }
+    if let Some(downward) = object_at(v, "downwardAPI") {
+        field_ref_versions(downward);
+    }
     if let Some(projected) = object_at(v, "projected") {
         for source in items_at(projected, "sources") {
+            if let Some(downward) = object_at(source, "downwardAPI") {
+                field_ref_versions(downward);
+            }
             if let Some(token) = object_at(source, "serviceAccountToken") {
                 set_default(token, "expirationSeconds", 3600);
             }
@@ -170,4 +188,19 @@ fn requests_from_limits(c: &mut Map<String, Value>) {
             requests.entry(name).or_insert(quantity);
         }
     }
+}
+
+/// `SetDefaults_ObjectFieldSelector` of the items of a downward API volume or projection.
+fn field_ref_versions(downward: &mut Map<String, Value>) {
+    for item in items_at(downward, "items") {
+        if let Some(field_ref) = object_at(item, "fieldRef") {
+            set_default(field_ref, "apiVersion", "v1");
+        }
+    }
+}
+
+/// `SetDefaults_HTTPGetAction`.
+fn http_get(get: &mut Map<String, Value>) {
+    set_default(get, "path", "/");
+    set_default(get, "scheme", "HTTP");
 }

@@ -9,6 +9,7 @@ use serde_json::{Map, Value, json};
 use super::strategy::{DefaultStrategy, Strategy, Subresource, prepare_update, set_status};
 use crate::object::Object;
 use crate::resource::ResourceDef;
+use crate::validation::quantity::Quantity;
 use crate::validation::{self, Cause};
 
 type Data = Map<String, Value>;
@@ -370,14 +371,7 @@ impl Strategy for PodStrategy {
     }
 
     fn validate(&self, _def: &ResourceDef, obj: &Object) -> Vec<Cause> {
-        let mut causes = Vec::new();
-        let data = obj.data();
-        validation::pod_spec(
-            data.get("spec").unwrap_or(&Value::Null),
-            "spec",
-            &mut causes,
-        );
-        causes
+        validation::pod_create(&obj.data())
     }
 
     fn validate_update(&self, _def: &ResourceDef, new: &Object, old: &Object) -> Vec<Cause> {
@@ -387,7 +381,7 @@ impl Strategy for PodStrategy {
 
 /// A pod's QoS class (`pkg/apis/core/helper/qos/qos.go`): BestEffort without any request or
 /// limit, Guaranteed when every container limits cpu and memory with requests equal to the
-/// limits, else Burstable.
+/// limits (compared as quantities: `1` and `1000m` are equal), else Burstable.
 fn qos_class(data: &Data) -> &'static str {
     let containers: Vec<&Value> = ["containers", "initContainers"]
         .iter()
@@ -410,7 +404,16 @@ fn qos_class(data: &Data) -> &'static str {
     let guaranteed = containers.iter().all(|c| {
         let (limits, requests) = (resources(c, "limits"), resources(c, "requests"));
         ["cpu", "memory"].iter().all(|r| {
-            limits.contains_key(*r) && requests.get(*r).is_none_or(|q| Some(q) == limits.get(*r))
+            let same = |q: &Value, l: &Value| match (Quantity::from_json(q), Quantity::from_json(l))
+            {
+                (Some(q), Some(l)) => q.cmp_value(&l).is_eq(),
+                _ => q == l,
+            };
+            let limit = limits.get(*r);
+            limit.is_some()
+                && requests
+                    .get(*r)
+                    .is_none_or(|q| limit.is_some_and(|l| same(q, l)))
         })
     });
     if guaranteed {
@@ -473,5 +476,10 @@ mod tests {
             qos_class(&pod(json!({"limits": {"cpu": "1", "memory": "1Gi"}}))),
             "Guaranteed"
         );
+        let written_apart = json!({"limits": {"cpu": "1.", "memory": "1Gi"},
+                                   "requests": {"cpu": "1000m", "memory": "1024Mi"}});
+        assert_eq!(qos_class(&pod(written_apart)), "Guaranteed");
+        let more = json!({"limits": {"cpu": "1", "memory": "1Gi"}, "requests": {"cpu": "2"}});
+        assert_eq!(qos_class(&pod(more)), "Burstable");
     }
 }

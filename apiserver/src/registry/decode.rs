@@ -1,5 +1,5 @@
 //! An object of a resource's kind from JSON: the built-in kinds must decode into their
-//! k8s-openapi type, `apiVersion` and `kind` must be the resource's (or absent), and the kind's
+//! k8s-openapi type (and their quantities parse), `apiVersion` and `kind` must be the resource's (or absent), and the kind's
 //! defaults are filled in (as Kubernetes' decoder runs the defaulting functions).
 
 use serde_json::Value;
@@ -10,11 +10,21 @@ use crate::error::ApiError;
 use crate::object::Object;
 use crate::patch::PatchKind;
 use crate::resource::ResourceDef;
-use crate::validation::{self, FieldValidation, field};
+use crate::validation::{self, FieldValidation, field, quantity};
 
 /// Builds an object of `def`'s kind from JSON, defaulted.
 pub(super) fn object_of(def: &ResourceDef, mut value: Value) -> Result<Object, ApiError> {
     validation::decode_builtin(def, &value)?;
+    if crate::kinds::find(&def.api.api_version, &def.api.kind).is_some()
+        && let Some(e) = quantity::malformed_in(&def.api.kind, &value)
+    {
+        // As a `resource.Quantity`'s `UnmarshalJSON` fails the whole decode.
+        let kind = &def.api.kind;
+        return Err(ApiError::bad_request(format!(
+            "{kind} in version {:?} cannot be handled as a {kind}: {e}",
+            def.api.version
+        )));
+    }
     strategy_for(def).default(def, &mut value);
     let mut obj = Object::from_value(value).map_err(|e| ApiError::bad_request(e.to_string()))?;
     check_type(def, &mut obj)?;

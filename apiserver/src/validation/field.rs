@@ -38,6 +38,34 @@ pub(crate) fn unsupported(path: &str, value: &str, supported: &[&str]) -> Cause 
     )
 }
 
+/// `Duplicate value: VALUE`, VALUE already printed as Go does.
+pub(crate) fn duplicate(path: &str, value: &str) -> Cause {
+    (path.to_owned(), format!("Duplicate value: {value}"))
+}
+
+/// `Not found: VALUE`, VALUE already printed as Go does.
+pub(crate) fn not_found(path: &str, value: &str) -> Cause {
+    (path.to_owned(), format!("Not found: {value}"))
+}
+
+/// The string at `key` of `value`, `""` when absent or not a string (Go's zero value).
+pub(crate) fn text<'a>(value: &'a Value, key: &str) -> &'a str {
+    value.get(key).and_then(Value::as_str).unwrap_or("")
+}
+
+/// The items of the list at `key` of `value` (none when absent).
+pub(crate) fn items<'a>(value: &'a Value, key: &str) -> &'a [Value] {
+    value
+        .get(key)
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+/// Whether `value` has a non-null `key` (a Go pointer that is set).
+pub(crate) fn is_set(value: &Value, key: &str) -> bool {
+    value.get(key).is_some_and(|v| !v.is_null())
+}
+
 /// A Go string literal (`"abc"`).
 pub(crate) fn go_string(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_default()

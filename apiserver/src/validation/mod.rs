@@ -12,24 +12,37 @@ use serde_json::Value;
 use crate::error::ApiError;
 use crate::resource::ResourceDef;
 
+mod affinity;
 mod autoscaling;
+mod container;
+mod downward;
 mod duplicates;
+mod env;
 mod events;
 pub(crate) mod field;
+mod files;
 mod network;
 mod pod;
 mod policy;
+mod port;
+mod probe;
+mod projected;
+pub(crate) mod quantity;
+mod resources;
+mod security;
 mod service;
 mod storage;
+mod toleration;
 mod unknown;
 mod update;
+mod volume;
 mod workloads;
 
 pub(crate) use autoscaling::hpa;
 pub(crate) use duplicates::from_slice_with_duplicates;
 pub(crate) use events::{event, event_update};
 pub(crate) use network::{endpoint_slice, endpoint_slice_update, ingress, network_policy};
-pub(crate) use pod::{pod_spec, pod_update};
+pub(crate) use pod::{pod_create, pod_update};
 pub(crate) use policy::{lease, pod_disruption_budget};
 pub(crate) use service::service;
 pub(crate) use storage::{

@@ -6,7 +6,8 @@
 use serde_json::{Map, Value};
 
 use super::Cause;
-use super::field::{forbidden, go_scalar, go_string, invalid, required, unsupported};
+use super::field::{forbidden, go_scalar, go_string, invalid, required, text, unsupported};
+use super::quantity::Quantity;
 
 type Data = Map<String, Value>;
 
@@ -42,10 +43,6 @@ const VOLUME_SOURCES: &[&str] = &[
     "storageos",
     "vsphereVolume",
 ];
-
-fn text<'a>(value: &'a Value, key: &str) -> &'a str {
-    value.get(key).and_then(Value::as_str).unwrap_or("")
-}
 
 /// `field.NotSupported` when `value` (if set) is not one of `supported`.
 fn one_of(path: &str, value: &Value, supported: &[&str], causes: &mut Vec<Cause>) {
@@ -119,21 +116,17 @@ fn access_modes(spec: &Value, detail: &str, causes: &mut Vec<Cause>) {
     }
 }
 
-/// `ValidatePositiveQuantityValue` of a storage quantity at `path` (if any), then the
-/// volume mode.
-fn storage_and_mode(path: &str, storage: Option<&str>, spec: &Value, causes: &mut Vec<Cause>) {
-    if let Some(storage) = storage {
-        let number: String = storage
-            .chars()
-            .take_while(|c| c.is_ascii_digit() || matches!(c, '.' | '-' | '+'))
-            .collect();
-        if number.parse::<f64>().is_ok_and(|n| n <= 0.0) {
-            causes.push(invalid(
-                path,
-                &go_string(storage),
-                "must be greater than zero",
-            ));
-        }
+/// `ValidatePositiveQuantityValue` of a storage quantity at `path` (if any, printed as
+/// `Quantity.String()`), then the volume mode.
+fn storage_and_mode(path: &str, storage: Option<&Value>, spec: &Value, causes: &mut Vec<Cause>) {
+    if let Some(q) = storage.and_then(Quantity::from_json)
+        && !q.is_positive()
+    {
+        causes.push(invalid(
+            path,
+            &go_string(&q.canonical()),
+            "must be greater than zero",
+        ));
     }
     one_of("spec.volumeMode", &spec["volumeMode"], VOLUME_MODES, causes);
 }
@@ -152,9 +145,7 @@ pub(crate) fn persistent_volume(data: &Data) -> Vec<Cause> {
             "Unsupported value: core.ResourceList(nil): supported values: \"storage\"".to_owned(),
         ));
     }
-    let storage = capacity
-        .and_then(|c| c.get("storage"))
-        .and_then(Value::as_str);
+    let storage = capacity.and_then(|c| c.get("storage"));
     storage_and_mode("spec.capacity[storage]", storage, spec, &mut causes);
     one_of(
         "spec.persistentVolumeReclaimPolicy",
@@ -205,7 +196,6 @@ pub(crate) fn persistent_volume_claim(data: &Data) -> Vec<Cause> {
     if storage.is_none() {
         causes.push(required("spec.resources[storage]", ""));
     }
-    let storage = storage.map(|s| s.as_str().unwrap_or(""));
     storage_and_mode("spec.resources[storage]", storage, spec, &mut causes);
     causes
 }

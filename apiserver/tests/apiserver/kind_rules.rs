@@ -23,20 +23,6 @@ fn deployment(name: &str) -> Value {
                                  "spec": {"containers": [{"name": "c", "image": "img:1"}]}}}})
 }
 
-/// The 422 body's message and its causes as (field, reason, message).
-fn invalid(status: &Value) -> (String, Vec<(String, String, String)>) {
-    let causes = status["details"]["causes"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|c| {
-            let text = |k: &str| c[k].as_str().unwrap_or("").to_owned();
-            (text("field"), text("reason"), text("message"))
-        })
-        .collect();
-    (status["message"].as_str().unwrap_or("").to_owned(), causes)
-}
-
 fn cause(field: &str, reason: &str, message: &str) -> (String, String, String) {
     (field.to_owned(), reason.to_owned(), message.to_owned())
 }

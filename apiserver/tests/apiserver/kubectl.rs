@@ -19,17 +19,34 @@ pub(crate) fn kubectl_path() -> Option<std::path::PathBuf> {
         .map(|_| path)
 }
 
+/// Runs kubectl against `server` and waits for it.
+fn run(kubectl: &std::path::Path, server: &Binary, args: &[&str]) -> std::process::Output {
+    Command::new(kubectl)
+        .env("KUBECONFIG", &server.kubeconfig)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// Runs kubectl, which must fail (exit code 1); returns its standard error.
+pub(crate) fn kubectl_failure(kubectl: &std::path::Path, server: &Binary, args: &[&str]) -> String {
+    let out = run(kubectl, server, args);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "kubectl {args:?}: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
 /// Runs kubectl; returns its exit code and standard output.
 pub(crate) fn kubectl_status(
     kubectl: &std::path::Path,
     server: &Binary,
     args: &[&str],
 ) -> (i32, String) {
-    let out = Command::new(kubectl)
-        .env("KUBECONFIG", &server.kubeconfig)
-        .args(args)
-        .output()
-        .unwrap();
+    let out = run(kubectl, server, args);
     let code = out.status.code().unwrap_or(-1);
     assert!(
         code == 0 || code == 1,
@@ -40,11 +57,7 @@ pub(crate) fn kubectl_status(
 }
 
 pub(crate) fn kubectl(kubectl: &std::path::Path, server: &Binary, args: &[&str]) -> String {
-    let out = Command::new(kubectl)
-        .env("KUBECONFIG", &server.kubeconfig)
-        .args(args)
-        .output()
-        .unwrap();
+    let out = run(kubectl, server, args);
     assert!(
         out.status.success(),
         "kubectl {args:?}: {}",

@@ -327,3 +327,17 @@ macro_rules! on_every_backend {
     };
 }
 pub(crate) use on_every_backend;
+
+/// A 422 body's message and its causes as (field, reason, message).
+pub(crate) fn invalid(status: &Value) -> (String, Vec<(String, String, String)>) {
+    let causes = status["details"]["causes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            let text = |k: &str| c[k].as_str().unwrap_or("").to_owned();
+            (text("field"), text("reason"), text("message"))
+        })
+        .collect();
+    (status["message"].as_str().unwrap_or("").to_owned(), causes)
+}
