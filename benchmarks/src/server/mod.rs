@@ -102,3 +102,6 @@ async fn time(router: &Router, what: String, uri: &str) -> Result<Timing, BoxErr
     }
     Ok(Timing { what, samples_ms })
 }
+
+#[cfg(test)]
+mod tests;
