@@ -17,7 +17,7 @@ use kcache_store::{IndexFunc, Indexers};
 use kube_client::{Api, Client};
 use kube_core::ObjectList;
 use kube_core::params::{ListParams, WatchParams};
-use kube_runtime::{reflector, watcher};
+use kube_runtime::{WatchStreamExt, reflector, watcher};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tracing_subscriber::Layer;
@@ -25,7 +25,7 @@ use tracing_subscriber::filter::filter_fn;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 
-use crate::measure::{cpu_seconds, memory, reset_peak, unix_nanos};
+use crate::measure::{Cpu, memory, reset_peak, unix_nanos};
 use crate::probe::{Probe, quantile, stamp_in_line};
 use crate::{BoxError, Role};
 
@@ -69,55 +69,70 @@ pub(crate) async fn run(role: Role, url: &str, pods: usize) -> Result<(), BoxErr
     init_tracing(&probe);
     let client = kcache_apiserver::client_for(url, None, "default")?;
     match role {
-        Role::Decode => return decode(client, pods).await,
-        Role::Wire => return wire(client, probe).await,
-        _ => {}
+        Role::Decode => decode(client, pods).await,
+        Role::Wire => wire(client, probe).await,
+        Role::Kcache | Role::KcacheNoManagedFields => kcache(client, role, probe).await,
+        Role::KubeRuntime | Role::KubeRuntimeDefault => kube_runtime(client, role, probe).await,
     }
-    let start = Instant::now();
-    let cpu = cpu_seconds();
-    let len: Box<dyn Fn() -> usize> = match role {
-        Role::Kcache | Role::KcacheNoManagedFields => {
-            let mut builder = SharedInformerFactory::builder(client);
-            if role == Role::KcacheNoManagedFields {
-                builder = builder.transform_for::<Pod>(drop_managed_fields());
-            }
-            let factory = builder.build();
-            let informer = factory.informer::<Pod>();
-            informer.add_indexers(indexes())?;
-            let seen = Arc::clone(&probe);
-            informer.add_event_handler(
-                ResourceEventHandlerFuncs::new().update_func(move |_, new| seen.observe(new)),
-            )?;
-            factory.start()?;
-            factory.wait_for_cache_sync().await;
-            // The factory lives as long as the closure reading its cache.
-            Box::new(move || {
-                let _ = &factory;
-                informer.indexer().len()
-            })
-        }
-        Role::KubeRuntime => {
-            let (reader, writer) = reflector::store::<Pod>();
-            let events = reflector(writer, watcher(Api::<Pod>::all(client), Default::default()));
-            let seen = Arc::clone(&probe);
-            tokio::spawn(events.for_each(move |event| {
-                match event {
-                    Ok(watcher::Event::Apply(pod) | watcher::Event::InitApply(pod)) => {
-                        seen.observe(&pod)
-                    }
-                    Ok(watcher::Event::Init) => seen.list_started(),
-                    _ => {}
+}
+
+/// The factory's informer of pods, with a node index and one update handler.
+async fn kcache(client: Client, role: Role, probe: Arc<Probe>) -> Result<(), BoxError> {
+    let (start, cpu) = (Instant::now(), Cpu::now());
+    let mut builder = SharedInformerFactory::builder(client);
+    if role == Role::KcacheNoManagedFields {
+        builder = builder.transform_for::<Pod>(drop_managed_fields());
+    }
+    let factory = builder.build();
+    let informer = factory.informer::<Pod>();
+    informer.add_indexers(indexes())?;
+    let seen = Arc::clone(&probe);
+    informer.add_event_handler(
+        ResourceEventHandlerFuncs::new().update_func(move |_, new| seen.observe(new)),
+    )?;
+    factory.start()?;
+    factory.wait_for_cache_sync().await;
+    say(synced_figures(start, cpu, informer.indexer().len()));
+    let served = serve(&probe, &|| informer.indexer().len()).await;
+    drop(factory);
+    served
+}
+
+/// kube-runtime's `watcher` + `reflector` as kube-rs's examples run them: with
+/// `default_backoff()`, the stream polled by the future `#[tokio::main]` blocks on, the store's
+/// reader on a task of its own (here, the one following the parent's commands).
+/// [`Role::KubeRuntime`] lists with `any_semantic()` (resourceVersion=0, as kcache's first
+/// list), [`Role::KubeRuntimeDefault`] with the default (the most recent, paged from storage).
+async fn kube_runtime(client: Client, role: Role, probe: Arc<Probe>) -> Result<(), BoxError> {
+    let (start, cpu) = (Instant::now(), Cpu::now());
+    let mut config = watcher::Config::default();
+    if role == Role::KubeRuntime {
+        config = config.any_semantic();
+    }
+    let (reader, writer) = reflector::store::<Pod>();
+    let seen = Arc::clone(&probe);
+    let commands = tokio::spawn(async move {
+        reader.wait_until_ready().await?;
+        say(synced_figures(start, cpu, reader.len()));
+        serve(&seen, &|| reader.len()).await
+    });
+    let events = watcher(Api::<Pod>::all(client), config)
+        .default_backoff()
+        .reflect(writer)
+        .for_each(|event| {
+            match event {
+                Ok(watcher::Event::Apply(pod) | watcher::Event::InitApply(pod)) => {
+                    probe.observe(&pod)
                 }
-                futures::future::ready(())
-            }));
-            reader.wait_until_ready().await?;
-            Box::new(move || reader.len())
-        }
-        Role::Decode | Role::Wire => unreachable!("handled above"),
-    };
-    let synced = synced_figures(start, cpu, len());
-    say(synced);
-    serve(&probe, &*len).await
+                Ok(watcher::Event::Init) => probe.list_started(),
+                _ => {}
+            }
+            futures::future::ready(())
+        });
+    tokio::select! {
+        () = events => Err("the watch stream ended".into()),
+        served = commands => served?,
+    }
 }
 
 /// An index by node, as a node agent or a scheduler-like controller has (the factory's informers
@@ -136,11 +151,13 @@ fn indexes() -> Indexers<Pod> {
     indexes
 }
 
-fn synced_figures(start: Instant, cpu: f64, objects: usize) -> Value {
+fn synced_figures(start: Instant, cpu: Cpu, objects: usize) -> Value {
     let m = memory();
+    let used = Cpu::now().since(cpu);
     json!({
         "synced_s": start.elapsed().as_secs_f64(),
-        "cpu_s": cpu_seconds() - cpu,
+        "user_s": used.user,
+        "sys_s": used.sys,
         "objects": objects,
         "rss_mib": m.rss,
         "peak_mib": m.peak,
@@ -148,20 +165,23 @@ fn synced_figures(start: Instant, cpu: f64, objects: usize) -> Value {
 }
 
 /// Follows the parent's commands until `exit` or the end of stdin.
-async fn serve(probe: &Probe, len: &dyn Fn() -> usize) -> Result<(), BoxError> {
+async fn serve(probe: &Probe, len: &(dyn Fn() -> usize + Sync)) -> Result<(), BoxError> {
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
     while let Some(line) = lines.next_line().await? {
         let mut words = line.split_whitespace();
         let command = words.next().unwrap_or_default();
         let n: u64 = words.next().and_then(|w| w.parse().ok()).unwrap_or(0);
         match command {
-            "burst" | "latency" => {
-                let cpu = cpu_seconds();
+            "burst" | "drain" | "latency" => {
+                let before = memory();
+                reset_peak();
                 probe.arm(n, command == "latency");
                 say(json!({"ready": true}));
                 let mut seen = probe.wait().await;
                 say(json!({
-                    "cpu_s": cpu_seconds() - cpu,
+                    "user_s": seen.cpu.user,
+                    "sys_s": seen.cpu.sys,
+                    "rss_growth_mib": memory().peak - before.rss,
                     "first_ns": seen.first_ns,
                     "last_ns": seen.last_ns,
                     "p50_ns": quantile(&mut seen.latencies_ns, 0.50),
@@ -172,7 +192,6 @@ async fn serve(probe: &Probe, len: &dyn Fn() -> usize) -> Result<(), BoxError> {
             "relist" => {
                 let steady = memory();
                 reset_peak();
-                let cpu = cpu_seconds();
                 say(json!({"ready": true}));
                 // The parent forces the relist now; the cache reaches `n` objects only when the
                 // relist has been applied (the extra object is listed last).
@@ -187,7 +206,6 @@ async fn serve(probe: &Probe, len: &dyn Fn() -> usize) -> Result<(), BoxError> {
                     "steady_mib": steady.rss,
                     "rss_mib": m.rss,
                     "peak_mib": m.peak,
-                    "cpu_s": cpu_seconds() - cpu,
                 }));
             }
             _ => break,
@@ -221,12 +239,14 @@ async fn each_page(
 /// Only the decoding is timed; fetching is not.
 async fn decode(client: Client, pods: usize) -> Result<(), BoxError> {
     let mut kept: Vec<Pod> = Vec::with_capacity(pods);
-    let (mut secs, mut cpu) = (0.0, 0.0);
+    let (mut secs, mut cpu) = (0.0, Cpu::default());
     each_page(&client, |page| {
-        let (start, cpu0) = (Instant::now(), cpu_seconds());
+        let (start, cpu0) = (Instant::now(), Cpu::now());
         let list: ObjectList<Pod> = serde_json::from_str(&page)?;
         secs += start.elapsed().as_secs_f64();
-        cpu += cpu_seconds() - cpu0;
+        let used = Cpu::now().since(cpu0);
+        cpu.user += used.user;
+        cpu.sys += used.sys;
         drop(page);
         kept.extend(list.items);
         Ok(list.metadata.continue_)
@@ -235,7 +255,8 @@ async fn decode(client: Client, pods: usize) -> Result<(), BoxError> {
     let m = memory();
     say(json!({
         "synced_s": secs,
-        "cpu_s": cpu,
+        "user_s": cpu.user,
+        "sys_s": cpu.sys,
         "objects": kept.len(),
         "rss_mib": m.rss,
         "peak_mib": m.peak,
@@ -247,7 +268,7 @@ async fn decode(client: Client, pods: usize) -> Result<(), BoxError> {
 /// (only counting them) for a resource version, then reads the raw watch lines from it, taking
 /// only the write stamp out of each; nothing is decoded or cached.
 async fn wire(client: Client, probe: Arc<Probe>) -> Result<(), BoxError> {
-    let (start, cpu) = (Instant::now(), cpu_seconds());
+    let (start, cpu) = (Instant::now(), Cpu::now());
     let (mut objects, mut resource_version) = (0, None);
     each_page(&client, |page| {
         let list: ObjectList<serde::de::IgnoredAny> = serde_json::from_str(&page)?;

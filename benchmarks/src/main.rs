@@ -6,19 +6,24 @@
 //!
 //! 1. kcache: the factory's `SharedIndexInformer` of pods with a namespace and a node index and
 //!    one update handler (and once more with the `drop_managed_fields` transform);
-//! 2. kube-runtime 5: `watcher` + `reflector` with the default configuration;
-//! 3. the limit: serde_json decoding the same list pages on one thread.
+//! 2. kube-runtime 5: `watcher` + `reflector` as its examples run them (`default_backoff()`, the
+//!    stream polled by the main future), listing as kcache does (`any_semantic()`), and once more
+//!    with its default list (the most recent, paged from storage);
+//! 3. the limit: serde_json decoding the same list pages on one thread; the floor: the raw watch
+//!    lines, not decoded.
 //!
-//! Per client: start → synced time, CPU seconds, resident memory once synced and its peak; then
-//! MODIFIED events written as fast as the server can (events/s reaching the handler, or
-//! kube-runtime's store), the server-write → handler latency at a fixed rate (the server stamps
-//! the instant of each write into an annotation; both processes read the same wall clock), and a
+//! Per client: start → synced time, CPU seconds (user and system), resident memory once synced
+//! and its peak; then MODIFIED events written as fast as the server can while the client reads
+//! them (server-bound), the same burst written while the client's watch is ended and then read
+//! from its resource version with the server idle (the client's own drain rate, CPU per event
+//! and RSS growth), the server-write → handler latency at a fixed rate (the server stamps the
+//! instant of each write into an annotation; both processes read the same wall clock), and a
 //! forced relist (watch ended, history compacted while the client cannot reconnect): the peak
 //! during the relist and the time to resync. The figures, the targets as ratios and an SVG chart
 //! go into BENCHMARKS.md.
 //!
 //! ```text
-//! cargo xtask bench-e2e [--pods N]
+//! cargo xtask bench-e2e [--pods N] [--quick]
 //! ```
 
 mod client;
@@ -26,6 +31,7 @@ mod measure;
 mod probe;
 mod report;
 mod run;
+mod server;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -52,9 +58,22 @@ struct Args {
     /// The fixed rate, in events per second.
     #[arg(long, default_value_t = 5_000)]
     rate: u64,
+    /// Watchers of the server section's fan-out.
+    #[arg(long, default_value_t = 1_000)]
+    watchers: usize,
+    /// Events written to the fan-out's watchers.
+    #[arg(long, default_value_t = 2_000)]
+    fanout_events: u64,
+    /// Leaves the server section out (the API server's own figures).
+    #[arg(long)]
+    no_server: bool,
     /// The clients to measure, in order.
     #[arg(long, value_enum, value_delimiter = ',', default_values_t = Role::ALL)]
     clients: Vec<Role>,
+    /// A smoke run: 5,000 pods, 10,000 events per burst, 5,000 at the fixed rate (overrides
+    /// `--pods`, `--events` and `--latency-events`).
+    #[arg(long)]
+    quick: bool,
     /// The report to update (its generated section) and, next to it, the chart.
     #[arg(long, default_value = "BENCHMARKS.md")]
     out: PathBuf,
@@ -80,8 +99,12 @@ enum Role {
     Kcache,
     /// The same with the `drop_managed_fields` transform.
     KcacheNoManagedFields,
-    /// kube-runtime's watcher + reflector.
+    /// kube-runtime's watcher + reflector listing as kcache does (`any_semantic()`:
+    /// resourceVersion=0, answered from the watch cache).
     KubeRuntime,
+    /// kube-runtime's watcher + reflector with its defaults (the most recent list, in pages of
+    /// 500 from storage).
+    KubeRuntimeDefault,
     /// serde_json decoding the list pages on one thread.
     Decode,
     /// The latency floor: the raw watch lines, only their write stamp read (server and
@@ -90,10 +113,11 @@ enum Role {
 }
 
 impl Role {
-    const ALL: [Role; 5] = [
+    const ALL: [Role; 6] = [
         Role::Kcache,
         Role::KcacheNoManagedFields,
         Role::KubeRuntime,
+        Role::KubeRuntimeDefault,
         Role::Decode,
         Role::Wire,
     ];
@@ -104,8 +128,21 @@ impl Role {
             Role::Kcache => "kcache",
             Role::KcacheNoManagedFields => "kcache-no-managed-fields",
             Role::KubeRuntime => "kube-runtime",
+            Role::KubeRuntimeDefault => "kube-runtime-default",
             Role::Decode => "decode",
             Role::Wire => "wire",
+        }
+    }
+
+    /// How the client lists first.
+    fn first_list(self) -> &'static str {
+        match self {
+            Role::Kcache | Role::KcacheNoManagedFields | Role::KubeRuntime => {
+                "resourceVersion=0&limit=500: one answer from the watch cache"
+            }
+            Role::KubeRuntimeDefault | Role::Decode | Role::Wire => {
+                "limit=500: the most recent, in pages from storage"
+            }
         }
     }
 
@@ -114,7 +151,8 @@ impl Role {
         match self {
             Role::Kcache => "kcache SharedIndexInformer",
             Role::KcacheNoManagedFields => "kcache + drop_managed_fields",
-            Role::KubeRuntime => "kube-runtime watcher + reflector",
+            Role::KubeRuntime => "kube-runtime watcher + reflector, `any_semantic()`",
+            Role::KubeRuntimeDefault => "kube-runtime watcher + reflector, defaults",
             Role::Decode => "limit: serde_json, one thread",
             Role::Wire => "floor: raw watch lines, not decoded",
         }
@@ -129,6 +167,8 @@ struct Settings {
     latency_events: u64,
     rate: u64,
     roles: Vec<Role>,
+    watchers: usize,
+    fanout_events: u64,
     command: String,
 }
 
@@ -168,16 +208,33 @@ async fn parent(args: Args) -> Result<(), BoxError> {
         )
         .with_writer(std::io::stderr)
         .init();
+    let (pods, events, latency_events) = if args.quick {
+        (5_000, 10_000, 5_000)
+    } else {
+        (args.pods, args.events, args.latency_events)
+    };
     let settings = Settings {
-        pods: args.pods,
-        events: args.events,
-        latency_events: args.latency_events,
+        pods,
+        events,
+        latency_events,
         rate: args.rate.max(1),
         roles: args.clients,
-        command: format!("cargo xtask bench-e2e --pods {}", args.pods),
+        watchers: args.watchers,
+        fanout_events: args.fanout_events,
+        command: if args.quick {
+            "cargo xtask bench-e2e --quick".to_owned()
+        } else {
+            format!("cargo xtask bench-e2e --pods {pods}")
+        },
     };
     let mut machine = report::Machine::read();
-    let figures = run::run(&settings).await?;
+    let cluster = run::seed(&settings).await?;
+    let figures = run::clients(&cluster, &settings).await?;
+    let server = if args.no_server {
+        None
+    } else {
+        Some(server::run(&cluster, &settings).await?)
+    };
     machine.load_after = report::load();
     let chart = args.out.with_file_name("BENCHMARKS.svg");
     report::chart(&chart, &figures)?;
@@ -185,7 +242,10 @@ async fn parent(args: Args) -> Result<(), BoxError> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let section = report::markdown(&settings, &machine, &figures, &chart_name);
+    let mut section = report::markdown(&settings, &machine, &figures, &chart_name);
+    if let Some(server) = &server {
+        section.push_str(&server::markdown(server));
+    }
     report::write(&args.out, &section)?;
     println!("{section}");
     Ok(())

@@ -1,16 +1,36 @@
-//! What a process measures about itself: CPU time (getrusage), resident memory and its peak
+//! What a process measures about itself: CPU time in user and system mode (getrusage), resident memory and its peak
 //! (`VmRSS`, `VmHWM` of /proc/self/status), and wall-clock instants shared between processes.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use nix::sys::resource::{UsageWho, getrusage};
 
-/// User + system CPU seconds this process has used so far (0 if getrusage fails).
-pub(crate) fn cpu_seconds() -> f64 {
-    getrusage(UsageWho::RUSAGE_SELF).map_or(0.0, |u| {
-        let secs = |t: nix::sys::time::TimeVal| t.tv_sec() as f64 + t.tv_usec() as f64 / 1e6;
-        secs(u.user_time()) + secs(u.system_time())
-    })
+/// CPU seconds a process has used, in user and in system (kernel) mode.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Cpu {
+    pub(crate) user: f64,
+    pub(crate) sys: f64,
+}
+
+impl Cpu {
+    /// What this process has used so far (zero if getrusage fails).
+    pub(crate) fn now() -> Self {
+        getrusage(UsageWho::RUSAGE_SELF).map_or(Self::default(), |u| {
+            let secs = |t: nix::sys::time::TimeVal| t.tv_sec() as f64 + t.tv_usec() as f64 / 1e6;
+            Self {
+                user: secs(u.user_time()),
+                sys: secs(u.system_time()),
+            }
+        })
+    }
+
+    /// What was used since `earlier`.
+    pub(crate) fn since(self, earlier: Self) -> Self {
+        Self {
+            user: self.user - earlier.user,
+            sys: self.sys - earlier.sys,
+        }
+    }
 }
 
 /// Resident memory now and its high-water mark, in MiB.

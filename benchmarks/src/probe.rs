@@ -7,7 +7,7 @@ use k8s_openapi::api::core::v1::Pod;
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 
-use crate::measure::unix_nanos;
+use crate::measure::{Cpu, unix_nanos};
 
 /// The annotation carrying the instant (Unix nanoseconds) of the write that made an object.
 pub(crate) const WRITTEN_AT: &str = "bench.kcache.io/written-at";
@@ -22,6 +22,8 @@ pub(crate) struct Probe {
     first_ns: AtomicU64,
     last_ns: AtomicU64,
     latencies_ns: Mutex<Vec<u64>>,
+    /// The process's CPU time when the first and the last event of the phase arrived.
+    cpu_at: Mutex<(Cpu, Cpu)>,
     done: Notify,
     list_started_ns: AtomicU64,
 }
@@ -34,6 +36,8 @@ pub(crate) struct Arrivals {
     pub(crate) last_ns: u64,
     /// Write → handler latency of every event, when recorded, in nanoseconds.
     pub(crate) latencies_ns: Vec<u64>,
+    /// The process's CPU time from the first event's arrival to the last's.
+    pub(crate) cpu: Cpu,
 }
 
 impl Probe {
@@ -69,11 +73,13 @@ impl Probe {
         let n = self.seen.fetch_add(1, Ordering::AcqRel) + 1;
         if n == 1 {
             self.first_ns.store(now, Ordering::Release);
+            self.cpu_at.lock().0 = Cpu::now();
         }
         if self.record_latency.load(Ordering::Relaxed) {
             self.latencies_ns.lock().push(now.saturating_sub(written));
         }
         if n == expect {
+            self.cpu_at.lock().1 = Cpu::now();
             self.last_ns.store(now, Ordering::Release);
             self.expect.store(0, Ordering::Release);
             self.done.notify_one();
@@ -93,7 +99,9 @@ impl Probe {
     /// Waits until the armed phase has seen all its events.
     pub(crate) async fn wait(&self) -> Arrivals {
         self.done.notified().await;
+        let (first, last) = *self.cpu_at.lock();
         Arrivals {
+            cpu: last.since(first),
             first_ns: self.first_ns.load(Ordering::Acquire),
             last_ns: self.last_ns.load(Ordering::Acquire),
             latencies_ns: std::mem::take(&mut *self.latencies_ns.lock()),

@@ -26,21 +26,39 @@ const MARKER_NAMESPACE: &str = "zz-bench";
 pub(crate) struct Figures {
     pub(crate) role: Option<Role>,
     pub(crate) synced_s: f64,
-    pub(crate) cpu_s: f64,
+    /// CPU seconds from start to synced, in user and in system mode.
+    pub(crate) user_s: f64,
+    pub(crate) sys_s: f64,
     pub(crate) rss_mib: f64,
     pub(crate) peak_mib: f64,
     /// The rest is absent for the decode limit.
     pub(crate) watch: Option<WatchFigures>,
 }
 
+/// The figures of one burst of MODIFIED events.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Burst {
+    /// Events per second reaching the handler (or kube-runtime's store).
+    pub(crate) events_per_s: f64,
+    /// The server's own write rate during the burst.
+    pub(crate) server_writes_per_s: f64,
+    /// The client's CPU time per event, from the first event's arrival to the last's, in
+    /// microseconds (user and system mode).
+    pub(crate) user_us: f64,
+    pub(crate) sys_us: f64,
+    /// The client's peak resident memory during the burst over its RSS before it.
+    pub(crate) rss_growth_mib: f64,
+}
+
 /// The watch and relist figures of a client.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct WatchFigures {
-    pub(crate) events_per_s: f64,
-    /// The client's CPU time per event of the burst, in microseconds (whatever the load).
-    pub(crate) cpu_us_per_event: f64,
-    /// The server's own write rate during the burst.
-    pub(crate) server_writes_per_s: f64,
+    /// The client alone: the burst written while its watch was ended, then read from its
+    /// resource version with the server doing nothing else (timed from the first event's
+    /// arrival to the last's). Absent for the floor, which does not rewatch.
+    pub(crate) drain: Option<Burst>,
+    /// Server-bound: the burst read while the server writes it (timed from the first write).
+    pub(crate) live: Burst,
     pub(crate) p50_ms: f64,
     pub(crate) p99_ms: f64,
     pub(crate) max_ms: f64,
@@ -60,29 +78,35 @@ pub(crate) struct RelistFigures {
     pub(crate) relist_s: f64,
 }
 
-/// The server seeded with the pods, and the storage key of each.
-struct Cluster {
-    server: TestServer,
-    keys: Vec<String>,
+/// The server seeded with the pods, and the storage key of each (pod `i`'s at `i`).
+pub(crate) struct Cluster {
+    pub(crate) server: TestServer,
+    pub(crate) keys: Vec<String>,
 }
 
-/// Runs every client of `settings` in turn against one seeded server.
-pub(crate) async fn run(settings: &Settings) -> Result<Vec<Figures>, BoxError> {
-    let cluster = seed(settings).await?;
+/// Runs every client of `settings` in turn against the seeded server.
+pub(crate) async fn clients(
+    cluster: &Cluster,
+    settings: &Settings,
+) -> Result<Vec<Figures>, BoxError> {
     let mut all = Vec::new();
     for &role in &settings.roles {
         tracing::info!(?role, "measuring");
-        let figures = measure(&cluster, settings, role).await?;
+        let figures = measure(cluster, settings, role).await?;
         tracing::info!(?figures, "measured");
         all.push(figures);
     }
     Ok(all)
 }
 
-async fn seed(settings: &Settings) -> Result<Cluster, BoxError> {
+/// Starts the in-process server and creates the pods.
+pub(crate) async fn seed(settings: &Settings) -> Result<Cluster, BoxError> {
     let mut config = ServerConfig::default();
     // The server must not drop a client that falls behind a burst: the client is measured here.
-    config.cache.watcher_buffer = (settings.events + settings.latency_events) as usize;
+    config.cache.watcher_buffer =
+        (settings.events + settings.latency_events).max(settings.fanout_events) as usize;
+    // A client resumes its watch after the drain burst from the cache's event window.
+    config.cache.capacity = settings.events as usize + 1_000;
     let server = TestServer::start_with(
         // The fixture pods name ReplicaSets that do not exist: no garbage collection.
         ApiServer::builder()
@@ -215,7 +239,8 @@ async fn measure(cluster: &Cluster, settings: &Settings, role: Role) -> Result<F
     let mut figures = Figures {
         role: Some(role),
         synced_s: num(&synced, "synced_s"),
-        cpu_s: num(&synced, "cpu_s"),
+        user_s: num(&synced, "user_s"),
+        sys_s: num(&synced, "sys_s"),
         rss_mib: num(&synced, "rss_mib"),
         peak_mib: num(&synced, "peak_mib"),
         watch: None,
@@ -224,7 +249,7 @@ async fn measure(cluster: &Cluster, settings: &Settings, role: Role) -> Result<F
         return Err(format!("{role:?} synced {} objects", synced["objects"]).into());
     }
     if role != Role::Decode {
-        let mut watched = watch(cluster, settings, &mut child).await?;
+        let mut watched = watch(cluster, settings, role, &mut child).await?;
         // The floor holds no cache to relist.
         if role != Role::Wire {
             watched.relist = Some(relist(cluster, settings, &mut child).await?);
@@ -239,22 +264,34 @@ async fn measure(cluster: &Cluster, settings: &Settings, role: Role) -> Result<F
 async fn watch(
     cluster: &Cluster,
     settings: &Settings,
+    role: Role,
     child: &mut Child,
 ) -> Result<WatchFigures, BoxError> {
-    let (server, keys) = (&cluster.server, &cluster.keys);
+    let server = &cluster.server;
     let mut figures = WatchFigures::default();
 
-    // Throughput: every update as fast as the server writes them.
+    // Server-bound: every update as fast as the server writes them, read as they are written.
     child.start(&format!("burst {}", settings.events)).await?;
-    let began = unix_nanos();
-    for k in 0..settings.events as usize {
-        touch(server, &keys[k % keys.len()]).await?;
-    }
-    figures.server_writes_per_s = settings.events as f64 / secs_between(began, unix_nanos());
+    let (began, writes_per_s) = write_burst(cluster, settings.events).await?;
     let arrived = child.read().await?;
-    let last = arrived["last_ns"].as_u64().unwrap_or(0);
-    figures.events_per_s = settings.events as f64 / secs_between(began, last);
-    figures.cpu_us_per_event = num(&arrived, "cpu_s") * 1e6 / settings.events as f64;
+    figures.live = burst_figures(&arrived, settings.events, writes_per_s);
+    figures.live.events_per_s =
+        settings.events as f64 / secs_between(began, num_u64(&arrived, "last_ns"));
+
+    // The client alone: its watch ends and its rewatches are refused with 429 Too Many Requests
+    // (both clients back off and retry the watch from their resource version: no relist) while
+    // the server writes the burst; then the server answers again and the client reads the burst
+    // from the watch cache's window, the server doing nothing else. The floor does not rewatch.
+    if role != Role::Wire {
+        child.start(&format!("drain {}", settings.events)).await?;
+        server.fail_next_requests(u32::MAX, 429);
+        server.end_all_watches();
+        let (_, writes_per_s) = write_burst(cluster, settings.events).await?;
+        server.wait_caches_synced().await?;
+        server.fail_next_requests(0, 429);
+        let arrived = child.read().await?;
+        figures.drain = Some(burst_figures(&arrived, settings.events, writes_per_s));
+    }
 
     // Latency at a fixed rate.
     child
@@ -263,13 +300,40 @@ async fn watch(
     let mut tick = tokio::time::interval(Duration::from_secs_f64(1.0 / settings.rate as f64));
     for k in 0..settings.latency_events as usize {
         tick.tick().await;
-        touch(server, &keys[(k * 7919) % keys.len()]).await?;
+        touch(server, &cluster.keys[(k * 7919) % cluster.keys.len()]).await?;
     }
     let latency = child.read().await?;
     figures.p50_ms = num(&latency, "p50_ns") / 1e6;
     figures.p99_ms = num(&latency, "p99_ns") / 1e6;
     figures.max_ms = num(&latency, "max_ns") / 1e6;
     Ok(figures)
+}
+
+/// Updates `events` pods as fast as the server writes them: when the writes began, and their
+/// rate.
+pub(crate) async fn write_burst(cluster: &Cluster, events: u64) -> Result<(u64, f64), BoxError> {
+    let began = unix_nanos();
+    for k in 0..events as usize {
+        touch(&cluster.server, &cluster.keys[k % cluster.keys.len()]).await?;
+    }
+    Ok((began, events as f64 / secs_between(began, unix_nanos())))
+}
+
+/// A burst's figures from the child's answer (events/s from the first arrival to the last).
+fn burst_figures(arrived: &Value, events: u64, server_writes_per_s: f64) -> Burst {
+    let per_event_us = |field| num(arrived, field) * 1e6 / events as f64;
+    Burst {
+        events_per_s: events as f64
+            / secs_between(num_u64(arrived, "first_ns"), num_u64(arrived, "last_ns")),
+        server_writes_per_s,
+        user_us: per_event_us("user_s"),
+        sys_us: per_event_us("sys_s"),
+        rss_growth_mib: num(arrived, "rss_growth_mib"),
+    }
+}
+
+fn num_u64(v: &Value, field: &str) -> u64 {
+    v[field].as_u64().unwrap_or(0)
 }
 
 /// A forced relist of the client's cache, measured.
@@ -294,11 +358,8 @@ async fn relist(
     let released = unix_nanos();
     server.fail_next_requests(0, 500);
     let relisted = child.read().await?;
-    let done = relisted["synced_ns"].as_u64().unwrap_or(0);
-    let list_started = relisted["list_started_ns"]
-        .as_u64()
-        .unwrap_or(0)
-        .max(released);
+    let done = num_u64(&relisted, "synced_ns");
+    let list_started = num_u64(&relisted, "list_started_ns").max(released);
     let figures = RelistFigures {
         steady_mib: num(&relisted, "steady_mib"),
         peak_mib: num(&relisted, "peak_mib"),

@@ -7,7 +7,7 @@
 //!
 //! Other commands: `cargo xtask layering` (only the dependency layering check);
 //! `cargo xtask fuzz [target] [--seconds N]` (the cargo-fuzz targets of `fuzz/`; not in CI);
-//! `cargo xtask bench-e2e [--pods N]` (the whole-process benchmarks against kube-runtime, built
+//! `cargo xtask bench-e2e [--pods N] [--quick]` (the whole-process benchmarks against kube-runtime, built
 //! in release; they update BENCHMARKS.md at the repository's root).
 
 mod fuzz;
@@ -200,7 +200,11 @@ fn bench_e2e(args: &[String]) -> Result<(), String> {
         &report,
     ];
     run.extend(args.iter().map(String::as_str));
-    cargo(&run, &[]).map_err(|e| format!("xtask bench-e2e: {e}"))
+    // protoc for etcd-client's build script (the server section runs etcd).
+    let protoc = metadata::target_directory()
+        .and_then(|target| tools::protoc(&Host::from_env(&target)))
+        .map_err(|e| format!("xtask bench-e2e: {e}"))?;
+    cargo(&run, &[("PROTOC", protoc)]).map_err(|e| format!("xtask bench-e2e: {e}"))
 }
 
 fn main() -> ExitCode {
@@ -213,7 +217,7 @@ fn main() -> ExitCode {
         Some("bench-e2e") => exit_code(bench_e2e(rest)),
         _ => {
             eprintln!(
-                "usage: cargo xtask <ci [--strict]|layering|fuzz [target] [--seconds N]|bench-e2e [--pods N]>"
+                "usage: cargo xtask <ci [--strict]|layering|fuzz [target] [--seconds N]|bench-e2e [--pods N] [--quick]>"
             );
             ExitCode::FAILURE
         }

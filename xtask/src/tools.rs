@@ -231,7 +231,7 @@ impl Tools {
 }
 
 /// `$PROTOC`, else protoc on the `PATH`, else the one `protoc-bin-vendored` ships.
-fn protoc(host: &Host) -> Result<OsString, String> {
+pub(crate) fn protoc(host: &Host) -> Result<OsString, String> {
     if let Some(protoc) = host.vars.get("PROTOC") {
         return Ok(protoc.clone());
     }
