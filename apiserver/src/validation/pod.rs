@@ -15,7 +15,7 @@ use super::security;
 use super::toleration::tolerations;
 use super::volume::volumes;
 use super::{
-    Cause, invalid_value, labels_causes, label_errors, qualified_name_errors, subdomain_errors,
+    Cause, invalid_value, label_errors, labels_causes, qualified_name_errors, subdomain_errors,
 };
 
 const RESTART_POLICIES: &[&str] = &["Always", "OnFailure", "Never"];
