@@ -5,6 +5,7 @@
 use serde_json::{Map, Value, json};
 
 use super::{items_at, object_at, object_entry, set_default};
+use crate::validation::VOLUME_SOURCES;
 
 /// A Pod: its spec's defaults plus those only pods get (`enableServiceLinks`, requests from
 /// limits, host ports on the host network).
@@ -110,45 +111,11 @@ fn probe(p: &mut Map<String, Value>) {
     }
 }
 
-/// The volume sources a volume can have (one of them).
-const VOLUME_SOURCES: &[&str] = &[
-    "awsElasticBlockStore",
-    "azureDisk",
-    "azureFile",
-    "cephfs",
-    "cinder",
-    "configMap",
-    "csi",
-    "downwardAPI",
-    "emptyDir",
-    "ephemeral",
-    "fc",
-    "flexVolume",
-    "flocker",
-    "gcePersistentDisk",
-    "gitRepo",
-    "glusterfs",
-    "hostPath",
-    "image",
-    "iscsi",
-    "nfs",
-    "persistentVolumeClaim",
-    "photonPersistentDisk",
-    "portworxVolume",
-    "projected",
-    "quobyte",
-    "rbd",
-    "scaleIO",
-    "secret",
-    "storageos",
-    "vsphereVolume",
-];
-
 fn volume(v: &mut Map<String, Value>) {
     // A source given as `null` is no source (a nil pointer in Go): the volume gets `emptyDir`.
     if !VOLUME_SOURCES
         .iter()
-        .any(|s| v.get(*s).is_some_and(|x| !x.is_null()))
+        .any(|(s, _)| v.get(*s).is_some_and(|x| !x.is_null()))
     {
         v.insert("emptyDir".into(), json!({}));
     }

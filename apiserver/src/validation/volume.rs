@@ -16,9 +16,10 @@ use super::{Cause, invalid_value, label_errors, projected, subdomain_errors};
 /// The valid volumes of a pod spec by name.
 pub(super) type Volumes<'a> = BTreeMap<&'a str, &'a Value>;
 
-/// The sources of a volume in the order `validateVolumeSource` checks them, with the path
-/// Kubernetes names when one is a second source (`cephFS`, and its `downwarAPI` typo).
-const SOURCES: &[(&str, &str)] = &[
+/// The sources a volume can have (one of them; defaulting gives `emptyDir` to a volume with
+/// none), in the order `validateVolumeSource` checks them, with the path Kubernetes names when
+/// one is a second source (`cephFS`, and its `downwarAPI` typo).
+pub(crate) const SOURCES: &[(&str, &str)] = &[
     ("emptyDir", "emptyDir"),
     ("hostPath", "hostPath"),
     ("gitRepo", "gitRepo"),
