@@ -139,24 +139,39 @@ pub(crate) struct Candidate {
     pub(crate) task: JoinHandle<()>,
 }
 
-/// Starts a candidate for [`LEASE`] per identity, all reporting into the receiver returned.
+/// Starts a candidate for [`LEASE`] per identity with the tests' short timings ([`config`]), all
+/// reporting into the receiver returned.
 pub(crate) fn campaign(
     server: &TestServer,
     identities: &[&str],
 ) -> (Vec<Candidate>, mpsc::UnboundedReceiver<Seen>) {
+    campaign_with(server, identities, &config())
+}
+
+/// [`campaign`] with `config`'s timings.
+pub(crate) fn campaign_with(
+    server: &TestServer,
+    identities: &[&str],
+    config: &LeaderElectionConfig,
+) -> (Vec<Candidate>, mpsc::UnboundedReceiver<Seen>) {
     let (tx, seen) = mpsc::unbounded_channel();
     let candidates = identities
         .iter()
-        .map(|id| candidate(server, id, &tx))
+        .map(|id| candidate(server, id, config, &tx))
         .collect();
     (candidates, seen)
 }
 
 /// Starts candidate `identity` for [`LEASE`], reporting into `seen`.
-fn candidate(server: &TestServer, identity: &str, seen: &mpsc::UnboundedSender<Seen>) -> Candidate {
+fn candidate(
+    server: &TestServer,
+    identity: &str,
+    config: &LeaderElectionConfig,
+    seen: &mpsc::UnboundedSender<Seen>,
+) -> Candidate {
     let switch = Arc::new(Switch::default());
     let client = switched_client(server, Arc::clone(&switch));
-    let elector = LeaderElector::new(client, "default", LEASE, identity, config()).unwrap();
+    let elector = LeaderElector::new(client, "default", LEASE, identity, config.clone()).unwrap();
     let shutdown = CancellationToken::new();
     let seen = seen.clone();
     let me = identity.to_owned();
