@@ -76,10 +76,13 @@ pub(crate) async fn run(role: Role, url: &str, pods: usize) -> Result<(), BoxErr
     let start = Instant::now();
     let cpu = cpu_seconds();
     let len: Box<dyn Fn() -> usize> = match role {
-        Role::Kcache | Role::KcacheNoManagedFields => {
+        Role::Kcache | Role::KcacheNoManagedFields | Role::KcacheCompact => {
             let mut builder = SharedInformerFactory::builder(client);
             if role == Role::KcacheNoManagedFields {
                 builder = builder.transform_for::<Pod>(drop_managed_fields());
+            }
+            if role == Role::KcacheCompact {
+                builder = builder.compact_cache_for::<Pod>();
             }
             let factory = builder.build();
             let informer = factory.informer::<Pod>();

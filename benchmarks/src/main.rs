@@ -5,7 +5,8 @@
 //! the hidden `client` command), so that each peak of resident memory is the client's own:
 //!
 //! 1. kcache: the factory's `SharedIndexInformer` of pods with a namespace and a node index and
-//!    one update handler (and once more with the `drop_managed_fields` transform);
+//!    one update handler (once more with the `drop_managed_fields` transform, and once with the
+//!    compact cache, `compact_cache_for::<Pod>()`);
 //! 2. kube-runtime 5: `watcher` + `reflector` with the default configuration;
 //! 3. the limit: serde_json decoding the same list pages on one thread.
 //!
@@ -80,6 +81,8 @@ enum Role {
     Kcache,
     /// The same with the `drop_managed_fields` transform.
     KcacheNoManagedFields,
+    /// The same with the compact cache (`compact_cache_for::<Pod>()`).
+    KcacheCompact,
     /// kube-runtime's watcher + reflector.
     KubeRuntime,
     /// serde_json decoding the list pages on one thread.
@@ -90,9 +93,10 @@ enum Role {
 }
 
 impl Role {
-    const ALL: [Role; 5] = [
+    const ALL: [Role; 6] = [
         Role::Kcache,
         Role::KcacheNoManagedFields,
+        Role::KcacheCompact,
         Role::KubeRuntime,
         Role::Decode,
         Role::Wire,
@@ -103,6 +107,7 @@ impl Role {
         match self {
             Role::Kcache => "kcache",
             Role::KcacheNoManagedFields => "kcache-no-managed-fields",
+            Role::KcacheCompact => "kcache-compact",
             Role::KubeRuntime => "kube-runtime",
             Role::Decode => "decode",
             Role::Wire => "wire",
@@ -114,6 +119,7 @@ impl Role {
         match self {
             Role::Kcache => "kcache SharedIndexInformer",
             Role::KcacheNoManagedFields => "kcache + drop_managed_fields",
+            Role::KcacheCompact => "kcache compact cache",
             Role::KubeRuntime => "kube-runtime watcher + reflector",
             Role::Decode => "limit: serde_json, one thread",
             Role::Wire => "floor: raw watch lines, not decoded",
