@@ -7,11 +7,13 @@
 //! dictionary and stay readable: a zstd frame names the dictionary it needs.
 
 use std::fmt;
+use std::io;
 use std::sync::{Arc, OnceLock};
 
+use parking_lot::Mutex;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use zstd::dict::{DecoderDictionary, EncoderDictionary};
+use zstd::bulk::{Compressor, Decompressor};
 
 use crate::error::BoxError;
 use crate::holding::Holding;
@@ -25,11 +27,50 @@ const MAX_DICTIONARY_BYTES: usize = 110 * 1024;
 /// zstd's compression level: 3, its default, measured against 1 (see the store's README).
 const LEVEL: i32 = 3;
 
-/// A trained dictionary, prepared once for compression and decompression.
+/// Idle zstd contexts, reused: making one per object (its tables allocated and cleared) costs
+/// more than the compression itself.
+struct Pool<T> {
+    idle: Mutex<Vec<T>>,
+}
+
+impl<T> Default for Pool<T> {
+    fn default() -> Self {
+        Self {
+            idle: Mutex::new(Vec::new()),
+        }
+    }
+}
+
+impl<T> Pool<T> {
+    /// Runs `work` with an idle context, or one `make` makes, and keeps it for the next call.
+    fn with<R>(
+        &self,
+        make: impl FnOnce() -> io::Result<T>,
+        work: impl FnOnce(&mut T) -> io::Result<R>,
+    ) -> io::Result<R> {
+        let idle = self.idle.lock().pop();
+        let mut context = match idle {
+            Some(context) => context,
+            None => make()?,
+        };
+        let result = work(&mut context);
+        self.idle.lock().push(context);
+        result
+    }
+}
+
+/// Compression and decompression contexts, each with the same dictionary (or none) loaded.
+#[derive(Default)]
+struct Contexts {
+    compressors: Pool<Compressor<'static>>,
+    decompressors: Pool<Decompressor<'static>>,
+}
+
+/// A trained dictionary and the contexts that have it loaded.
 struct Dictionary {
     id: u32,
-    encoder: EncoderDictionary<'static>,
-    decoder: DecoderDictionary<'static>,
+    raw: Vec<u8>,
+    contexts: Contexts,
 }
 
 /// Why held bytes could not be decoded.
@@ -49,6 +90,8 @@ pub(crate) struct Compact<K> {
     to_json: fn(&K) -> serde_json::Result<Vec<u8>>,
     from_json: fn(&[u8]) -> serde_json::Result<K>,
     dictionary: OnceLock<Dictionary>,
+    /// The contexts of objects compressed without a dictionary.
+    plain: Contexts,
 }
 
 impl<K> fmt::Debug for Compact<K> {
@@ -66,6 +109,7 @@ impl<K: Serialize + DeserializeOwned> Compact<K> {
             to_json: |obj| serde_json::to_vec(obj),
             from_json: |bytes| serde_json::from_slice(bytes),
             dictionary: OnceLock::new(),
+            plain: Contexts::default(),
         }
     }
 }
@@ -85,8 +129,8 @@ impl<K> Compact<K> {
         let id = zstd::zstd_safe::get_dict_id_from_dict(&raw).map_or(0, |id| id.get());
         Ok(Dictionary {
             id,
-            encoder: EncoderDictionary::copy(&raw, LEVEL),
-            decoder: DecoderDictionary::copy(&raw),
+            raw,
+            contexts: Contexts::default(),
         })
     }
 }
@@ -97,11 +141,14 @@ impl<K> Holding<K> for Compact<K> {
     fn hold(&self, obj: &Arc<K>) -> Result<Arc<[u8]>, BoxError> {
         let json = (self.to_json)(obj)?;
         let compressed = match self.dictionary.get() {
-            Some(dictionary) => {
-                zstd::bulk::Compressor::with_prepared_dictionary(&dictionary.encoder)?
-                    .compress(&json)?
-            }
-            None => zstd::bulk::compress(&json, LEVEL)?,
+            Some(dictionary) => dictionary.contexts.compressors.with(
+                || Compressor::with_dictionary(LEVEL, &dictionary.raw),
+                |c| c.compress(&json),
+            )?,
+            None => self
+                .plain
+                .compressors
+                .with(|| Compressor::new(LEVEL), |c| c.compress(&json))?,
         };
         Ok(compressed.into())
     }
@@ -112,12 +159,18 @@ impl<K> Holding<K> for Compact<K> {
             .flatten()
             .ok_or(CompactError::NoContentSize)?;
         let capacity = usize::try_from(size)?;
+        let decompress = |d: &mut Decompressor<'static>| d.decompress(&held, capacity);
         let json = match zstd::zstd_safe::get_dict_id_from_frame(&held) {
-            None => zstd::bulk::decompress(&held, capacity)?,
+            None => self
+                .plain
+                .decompressors
+                .with(Decompressor::new, decompress)?,
             Some(id) => match self.dictionary.get() {
                 Some(dictionary) if dictionary.id == id.get() => {
-                    zstd::bulk::Decompressor::with_prepared_dictionary(&dictionary.decoder)?
-                        .decompress(&held, capacity)?
+                    dictionary.contexts.decompressors.with(
+                        || Decompressor::with_dictionary(&dictionary.raw),
+                        decompress,
+                    )?
                 }
                 _ => return Err(CompactError::UnknownDictionary(id.get()).into()),
             },
