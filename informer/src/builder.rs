@@ -156,9 +156,9 @@ where
     /// ```
     /// use k8s_openapi::api::core::v1::Pod;
     /// use kcache_informer::SharedIndexInformer;
-    /// use kcache_reflector::testing::FakeListerWatcher;
+    /// use kcache_reflector::testing::FakeControllerSource;
     ///
-    /// let informer = SharedIndexInformer::builder(FakeListerWatcher::<Pod>::new())
+    /// let informer = SharedIndexInformer::builder(FakeControllerSource::<Pod>::new())
     ///     .compact_cache()
     ///     .build();
     /// assert!(informer.indexer().store().is_compact());
