@@ -71,7 +71,9 @@ pub(crate) async fn run(role: Role, url: &str, pods: usize) -> Result<(), BoxErr
     match role {
         Role::Decode => decode(client, pods).await,
         Role::Wire => wire(client, probe).await,
-        Role::Kcache | Role::KcacheNoManagedFields => kcache(client, role, probe).await,
+        Role::Kcache | Role::KcacheNoManagedFields | Role::KcacheCompact => {
+            kcache(client, role, probe).await
+        }
         Role::KubeRuntime | Role::KubeRuntimeDefault => kube_runtime(client, role, probe).await,
     }
 }
@@ -82,6 +84,9 @@ async fn kcache(client: Client, role: Role, probe: Arc<Probe>) -> Result<(), Box
     let mut builder = SharedInformerFactory::builder(client);
     if role == Role::KcacheNoManagedFields {
         builder = builder.transform_for::<Pod>(drop_managed_fields());
+    }
+    if role == Role::KcacheCompact {
+        builder = builder.compact_cache_for::<Pod>();
     }
     let factory = builder.build();
     let informer = factory.informer::<Pod>();

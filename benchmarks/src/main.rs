@@ -5,7 +5,8 @@
 //! the hidden `client` command), so that each peak of resident memory is the client's own:
 //!
 //! 1. kcache: the factory's `SharedIndexInformer` of pods with a namespace and a node index and
-//!    one update handler (and once more with the `drop_managed_fields` transform);
+//!    one update handler (once more with the `drop_managed_fields` transform, and once with the
+//!    compact cache, `compact_cache_for::<Pod>()`);
 //! 2. kube-runtime 5: `watcher` + `reflector` as its examples run them (`default_backoff()`, the
 //!    stream polled by the main future), listing as kcache does (`any_semantic()`), and once more
 //!    with its default list (the most recent, paged from storage);
@@ -99,6 +100,8 @@ enum Role {
     Kcache,
     /// The same with the `drop_managed_fields` transform.
     KcacheNoManagedFields,
+    /// The same with the compact cache (`compact_cache_for::<Pod>()`).
+    KcacheCompact,
     /// kube-runtime's watcher + reflector listing as kcache does (`any_semantic()`:
     /// resourceVersion=0, answered from the watch cache).
     KubeRuntime,
@@ -113,9 +116,10 @@ enum Role {
 }
 
 impl Role {
-    const ALL: [Role; 6] = [
+    const ALL: [Role; 7] = [
         Role::Kcache,
         Role::KcacheNoManagedFields,
+        Role::KcacheCompact,
         Role::KubeRuntime,
         Role::KubeRuntimeDefault,
         Role::Decode,
@@ -127,6 +131,7 @@ impl Role {
         match self {
             Role::Kcache => "kcache",
             Role::KcacheNoManagedFields => "kcache-no-managed-fields",
+            Role::KcacheCompact => "kcache-compact",
             Role::KubeRuntime => "kube-runtime",
             Role::KubeRuntimeDefault => "kube-runtime-default",
             Role::Decode => "decode",
@@ -137,9 +142,10 @@ impl Role {
     /// How the client lists first.
     fn first_list(self) -> &'static str {
         match self {
-            Role::Kcache | Role::KcacheNoManagedFields | Role::KubeRuntime => {
-                "resourceVersion=0&limit=500: one answer from the watch cache"
-            }
+            Role::Kcache
+            | Role::KcacheNoManagedFields
+            | Role::KcacheCompact
+            | Role::KubeRuntime => "resourceVersion=0&limit=500: one answer from the watch cache",
             Role::KubeRuntimeDefault | Role::Decode | Role::Wire => {
                 "limit=500: the most recent, in pages from storage"
             }
@@ -151,6 +157,7 @@ impl Role {
         match self {
             Role::Kcache => "kcache SharedIndexInformer",
             Role::KcacheNoManagedFields => "kcache + drop_managed_fields",
+            Role::KcacheCompact => "kcache compact cache",
             Role::KubeRuntime => "kube-runtime watcher + reflector, `any_semantic()`",
             Role::KubeRuntimeDefault => "kube-runtime watcher + reflector, defaults",
             Role::Decode => "limit: serde_json, one thread",

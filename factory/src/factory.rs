@@ -151,6 +151,33 @@ impl SharedInformerFactoryBuilder {
         self
     }
 
+    /// Gives the informer of `K` the compact cache (feature `compact`): objects held as
+    /// compressed JSON and decoded on read, for a large cache whose memory matters more than
+    /// its read latency. See [`compact_cache`](kcache_informer::SharedIndexInformerBuilder::compact_cache).
+    ///
+    /// ```no_run
+    /// # async fn f(client: kube_client::Client) {
+    /// use k8s_openapi::api::core::v1::Pod;
+    /// use kcache_factory::SharedInformerFactory;
+    ///
+    /// let factory = SharedInformerFactory::builder(client).compact_cache_for::<Pod>().build();
+    /// let pods = factory.informer::<Pod>();
+    /// assert!(pods.indexer().store().is_compact());
+    /// # }
+    /// ```
+    #[cfg(feature = "compact")]
+    #[must_use]
+    pub fn compact_cache_for<K>(mut self) -> Self
+    where
+        K: Resource<DynamicType = ()> + serde::Serialize + DeserializeOwned + Send + Sync + 'static,
+    {
+        let step: crate::options::CompactCache<K> = |builder| builder.compact_cache();
+        self.options
+            .compact_caches
+            .insert(type_key::typed::<K>(), Arc::new(step));
+        self
+    }
+
     /// The queue every informer uses (default: the in-order RealFIFO).
     #[must_use]
     pub fn queue_mode(mut self, mode: QueueMode) -> Self {
@@ -245,6 +272,10 @@ impl SharedInformerFactory {
         // transformed as each batch is decoded, so the full ones are never held.
         if let Some(transform) = options.transform_for::<K>(key) {
             builder = builder.transform(transform);
+        }
+        #[cfg(feature = "compact")]
+        if let Some(compact) = options.compact_cache_for::<K>(key) {
+            builder = compact(builder);
         }
         builder.build()
     }

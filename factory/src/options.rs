@@ -21,7 +21,17 @@ pub(crate) struct FactoryOptions {
     pub(crate) transforms: HashMap<String, Arc<dyn Any + Send + Sync>>,
     pub(crate) queue_mode: QueueMode,
     pub(crate) reflector: ReflectorConfig,
+    /// The type keys whose informers hold a compact cache, each with the builder step making
+    /// it (a `CompactCache<K>`, as `Any`).
+    #[cfg(feature = "compact")]
+    pub(crate) compact_caches: HashMap<String, Arc<dyn Any + Send + Sync>>,
 }
+
+/// The builder step giving an informer of `K` the compact cache.
+#[cfg(feature = "compact")]
+pub(crate) type CompactCache<K> = fn(
+    kcache_informer::SharedIndexInformerBuilder<K>,
+) -> kcache_informer::SharedIndexInformerBuilder<K>;
 
 impl fmt::Debug for FactoryOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -33,7 +43,7 @@ impl fmt::Debug for FactoryOptions {
             .field("transforms", &self.transforms.keys().collect::<Vec<_>>())
             .field("queue_mode", &self.queue_mode)
             .field("reflector", &self.reflector)
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
@@ -60,6 +70,15 @@ impl FactoryOptions {
         if let Some(tweak) = &self.tweak_list_options {
             tweak(options);
         }
+    }
+
+    /// The builder step giving the informer of `type_key` a compact cache, if it has one.
+    #[cfg(feature = "compact")]
+    pub(crate) fn compact_cache_for<K: 'static>(&self, type_key: &str) -> Option<CompactCache<K>> {
+        self.compact_caches
+            .get(type_key)
+            .and_then(|c| c.downcast_ref::<CompactCache<K>>())
+            .copied()
     }
 
     /// The transform registered for `type_key`, if it is a `TransformFunc<K>`.

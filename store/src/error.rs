@@ -59,6 +59,25 @@ pub enum StoreError {
         #[source]
         source: BoxError,
     },
+    /// A compact store could not encode an object it was given; nothing was changed.
+    #[error("unable to encode the object with key {key:?} for the compact cache")]
+    Encode {
+        /// The key of the object.
+        key: String,
+        /// Why it could not be encoded.
+        #[source]
+        source: BoxError,
+    },
+    /// A compact store could not decode an object it holds (its type does not round-trip
+    /// through JSON, or the held bytes are damaged).
+    #[error("unable to decode the object held under key {key:?} by the compact cache")]
+    Decode {
+        /// The key the object is held under.
+        key: String,
+        /// Why it could not be decoded.
+        #[source]
+        source: BoxError,
+    },
     /// `add_indexers` was given an index name that already exists.
     #[error("indexer conflict: {0:?}")]
     IndexerConflict(Vec<String>),

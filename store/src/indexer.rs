@@ -64,14 +64,54 @@ impl<K: Resource + Send + Sync + 'static> Default for Indexer<K> {
     }
 }
 
+#[cfg(feature = "compact")]
+impl<K> Indexer<K>
+where
+    K: serde::Serialize + serde::de::DeserializeOwned,
+{
+    /// A compact indexer (feature `compact`): every object held as zstd-compressed JSON (the
+    /// dictionary trained on the first replace of at least 16 objects) and decoded on each
+    /// read, so reads return a fresh `Arc` per call rather than the one written. Index functions
+    /// run on the object as it is written. Everything else is as [`with_key_func`](Self::with_key_func).
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// use k8s_openapi::api::core::v1::Pod;
+    /// use kcache_store::{Indexer, Indexers, Store, meta_namespace_key_func};
+    ///
+    /// let indexer = Indexer::<Pod>::compact(meta_namespace_key_func(), Indexers::default());
+    /// let mut pod = Pod::default();
+    /// pod.metadata.name = Some("web".into());
+    /// pod.metadata.namespace = Some("prod".into());
+    /// indexer.add(Arc::new(pod.clone())).unwrap();
+    /// assert_eq!(indexer.get_by_key("prod/web").as_deref(), Some(&pod));
+    /// ```
+    pub fn compact(key_func: KeyFunc<K>, indexers: Indexers<K>) -> Self {
+        Self::with_store(key_func, ThreadSafeStore::compact(indexers))
+    }
+}
+
 impl<K> Indexer<K> {
     /// An indexer with a custom key function.
     pub fn with_key_func(key_func: KeyFunc<K>, indexers: Indexers<K>) -> Self {
+        Self::with_store(key_func, ThreadSafeStore::new(indexers))
+    }
+}
+
+impl<K> Indexer<K> {
+    fn with_store(key_func: KeyFunc<K>, store: ThreadSafeStore<K>) -> Self {
         Self {
-            store: ThreadSafeStore::new(indexers),
+            store,
             key_func,
             resource_version: Mutex::new(String::new()),
         }
+    }
+
+    /// The store holding the objects (to ask whether it [is compact](ThreadSafeStore::is_compact),
+    /// or for reads that return a failing decode: [`try_get`](ThreadSafeStore::try_get),
+    /// [`try_list`](ThreadSafeStore::try_list)).
+    pub fn store(&self) -> &ThreadSafeStore<K> {
+        &self.store
     }
 
     /// The key `obj` is stored under.

@@ -43,13 +43,17 @@
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[cfg(feature = "compact")]
+mod compact;
 mod error;
+mod holding;
 mod index;
 mod indexer;
 mod key;
 mod lister;
 mod selector;
 mod store;
+mod store_core;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod thread_safe_store;

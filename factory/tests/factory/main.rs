@@ -271,6 +271,28 @@ async fn transform_is_applied_per_type() {
 }
 
 #[tokio::test]
+async fn compact_cache_is_chosen_per_type() {
+    let (_server, client) = server().await;
+    create_cm(&client, "a", "cm", &[("team", "x")]).await;
+    let factory = SharedInformerFactory::builder(client)
+        .compact_cache_for::<ConfigMap>()
+        .build();
+    let cms = factory.informer::<ConfigMap>();
+    let pods = factory.informer::<Pod>();
+    factory.start().unwrap();
+    factory.wait_for_cache_sync().await;
+    assert!(cms.indexer().store().is_compact());
+    assert!(!pods.indexer().store().is_compact());
+    let cm = cms.lister().namespace("a").get("cm").unwrap();
+    assert_eq!(
+        cm.metadata.labels,
+        Some([("team".to_string(), "x".to_string())].into())
+    );
+    assert_eq!(names(&cms), ["cm"]);
+    factory.shutdown().await;
+}
+
+#[tokio::test]
 async fn drop_managed_fields_transform_caches_objects_without_them() {
     let (server, client) = server().await;
     let pod = kcache_store::testing::pod_json(0, 1, 0);

@@ -4,12 +4,66 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Pod;
-use kcache_informer::{EventStream, InformerEvent, ResourceEventHandler, SharedIndexInformer};
+use kcache_informer::{
+    EventStream, InformerEvent, ResourceEventHandler, SharedIndexInformer,
+    SharedIndexInformerBuilder,
+};
+use kcache_reflector::ListerWatcher;
 use kcache_reflector::testing::FakeControllerSource;
 use kcache_store::{MaybeTombstone, meta_namespace_key};
 use kube_core::Resource;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+
+/// The cache an informer scenario runs with: every scenario of the shared informer runs on both
+/// (see [`on_both_caches`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Cache {
+    /// The default cache: the decoded `Arc`s.
+    Shared,
+    /// `compact_cache()`: compressed JSON, decoded on read.
+    Compact,
+}
+
+impl Cache {
+    /// An informer builder over `lister_watcher` with this cache.
+    pub(crate) fn builder<K>(
+        self,
+        lister_watcher: impl ListerWatcher<K>,
+    ) -> SharedIndexInformerBuilder<K>
+    where
+        K: Resource + serde::Serialize + serde::de::DeserializeOwned + Send + Sync + 'static,
+    {
+        let builder = SharedIndexInformer::builder(lister_watcher);
+        match self {
+            Cache::Shared => builder,
+            Cache::Compact => builder.compact_cache(),
+        }
+    }
+}
+
+/// Runs each named scenario (an `async fn(Cache)`) as two tests, `<scenario>::shared_cache` and
+/// `<scenario>::compact_cache`, with the given test attribute.
+macro_rules! on_both_caches {
+    (#[$test:meta] $($scenario:ident),+ $(,)?) => {
+        $(
+            mod $scenario {
+                use crate::common::Cache;
+
+                #[$test]
+                async fn shared_cache() {
+                    super::$scenario(Cache::Shared).await
+                }
+
+                #[$test]
+                async fn compact_cache() {
+                    super::$scenario(Cache::Compact).await
+                }
+            }
+        )+
+    };
+}
+pub(crate) use on_both_caches;
 
 /// A fixture pod `i` (single namespace).
 pub(crate) fn pod(i: usize) -> Pod {

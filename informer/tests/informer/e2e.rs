@@ -20,7 +20,7 @@ use kube_client::api::{DeleteParams, PostParams};
 use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 
-use crate::common::{Recorder, take_n};
+use crate::common::{Cache, Recorder, on_both_caches, take_n};
 
 /// Bounds every wait of these tests (a hang is a failure, not a timing assertion).
 const BOUND: Duration = Duration::from_secs(20);
@@ -81,11 +81,8 @@ async fn server() -> (TestServer, Api<ConfigMap>) {
     (server, api)
 }
 
-fn start_informer(server: TestServer, lw: impl ListerWatcher<ConfigMap>) -> Started {
-    run_informer(
-        server,
-        SharedIndexInformer::builder(lw).name("configmaps").build(),
-    )
+fn start_informer(server: TestServer, lw: impl ListerWatcher<ConfigMap>, cache: Cache) -> Started {
+    run_informer(server, cache.builder(lw).name("configmaps").build())
 }
 
 fn run_informer(server: TestServer, informer: SharedIndexInformer<ConfigMap>) -> Started {
@@ -103,11 +100,10 @@ fn key(name: &str) -> String {
     format!("default/{name}")
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn kube_client_changes_reach_every_handler_in_order_per_object() {
+async fn kube_client_changes_reach_every_handler_in_order_per_object(cache: Cache) {
     let (server, api) = server().await;
     let lw = KubeListerWatcher::new(api.clone());
-    let s = start_informer(server, lw);
+    let s = start_informer(server, lw, cache);
     let (a, mut rx_a) = Recorder::new();
     let (b, mut rx_b) = Recorder::new();
     s.informer.add_event_handler(a).unwrap();
@@ -175,8 +171,7 @@ impl ListerWatcher<ConfigMap> for Gated {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn relist_after_compaction_gives_tombstones_and_no_add_for_known_objects() {
+async fn relist_after_compaction_gives_tombstones_and_no_add_for_known_objects(cache: Cache) {
     let (server, api) = server().await;
     for name in ["kept", "changed", "deleted"] {
         api.create(&PostParams::default(), &config_map(name, "1"))
@@ -190,7 +185,7 @@ async fn relist_after_compaction_gives_tombstones_and_no_add_for_known_objects()
         waiting: Notify::new(),
         established: AtomicUsize::new(0),
     });
-    let s = start_informer(server, Arc::clone(&gated));
+    let s = start_informer(server, Arc::clone(&gated), cache);
     let mut events = s.informer.event_stream().unwrap();
     s.sync().await;
     bounded("initial adds", take_n(&mut events, 3)).await;
@@ -275,8 +270,7 @@ impl ListerWatcher<ConfigMap> for ChangesBetweenPages {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn paginated_list_syncs_at_the_first_pages_resource_version_end_to_end() {
+async fn paginated_list_syncs_at_the_first_pages_resource_version_end_to_end(cache: Cache) {
     let (server, api) = server().await;
     for name in ["a", "b"] {
         api.create(&PostParams::default(), &config_map(name, "1"))
@@ -288,7 +282,8 @@ async fn paginated_list_syncs_at_the_first_pages_resource_version_end_to_end() {
         api: api.clone(),
         created: AtomicBool::new(false),
     };
-    let informer = SharedIndexInformer::builder(lw)
+    let informer = cache
+        .builder(lw)
         .name("configmaps")
         .reflector(ReflectorConfig::default().page_size(1))
         .build();
@@ -312,15 +307,14 @@ async fn paginated_list_syncs_at_the_first_pages_resource_version_end_to_end() {
     started.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn late_handler_gets_the_replay_then_live_events() {
+async fn late_handler_gets_the_replay_then_live_events(cache: Cache) {
     let (server, api) = server().await;
     for name in ["a", "b"] {
         api.create(&PostParams::default(), &config_map(name, "1"))
             .await
             .unwrap();
     }
-    let s = start_informer(server, KubeListerWatcher::new(api.clone()));
+    let s = start_informer(server, KubeListerWatcher::new(api.clone()), cache);
     s.sync().await;
     let (late, mut rx) = Recorder::new();
     let registration = s.informer.add_event_handler(late).unwrap();
@@ -350,10 +344,9 @@ async fn late_handler_gets_the_replay_then_live_events() {
     s.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn panicking_handler_does_not_stop_the_others() {
+async fn panicking_handler_does_not_stop_the_others(cache: Cache) {
     let (server, api) = server().await;
-    let s = start_informer(server, KubeListerWatcher::new(api.clone()));
+    let s = start_informer(server, KubeListerWatcher::new(api.clone()), cache);
     let panics = Arc::new(AtomicUsize::new(0));
     s.informer
         .add_event_handler(ResourceEventHandlerFuncs::<ConfigMap>::new().add_func({
@@ -446,3 +439,12 @@ async fn object_cache_follows_a_config_map_until_immutable() {
     bounded("object cache shutdown", cache.shutdown()).await;
     drop(server);
 }
+
+on_both_caches!(
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    kube_client_changes_reach_every_handler_in_order_per_object,
+    relist_after_compaction_gives_tombstones_and_no_add_for_known_objects,
+    paginated_list_syncs_at_the_first_pages_resource_version_end_to_end,
+    late_handler_gets_the_replay_then_live_events,
+    panicking_handler_does_not_stop_the_others
+);

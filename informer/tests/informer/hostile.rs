@@ -5,18 +5,14 @@
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::Pod;
-use kcache_informer::SharedIndexInformer;
 use kcache_reflector::WatchEvent;
 use kcache_store::Store;
 
-use crate::common::{Recorder, Running, key, pod, recv_n, source_with};
+use crate::common::{Cache, Recorder, Running, key, on_both_caches, pod, recv_n, source_with};
 
-#[tokio::test(start_paused = true)]
-async fn nameless_and_undecodable_watch_events_reach_neither_cache_nor_handlers() {
+async fn nameless_and_undecodable_watch_events_reach_neither_cache_nor_handlers(cache: Cache) {
     let source = source_with(2);
-    let informer = SharedIndexInformer::builder(Arc::clone(&source))
-        .name("pods")
-        .build();
+    let informer = cache.builder(Arc::clone(&source)).name("pods").build();
     let (recorder, mut rx) = Recorder::new();
     informer.add_event_handler(recorder).unwrap();
     let running = Running::start(Arc::clone(&source), informer);
@@ -42,3 +38,8 @@ async fn nameless_and_undecodable_watch_events_reach_neither_cache_nor_handlers(
     assert_eq!(keys, expected);
     running.stop().await;
 }
+
+on_both_caches!(
+    #[tokio::test(start_paused = true)]
+    nameless_and_undecodable_watch_events_reach_neither_cache_nor_handlers
+);

@@ -6,10 +6,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc as std_mpsc;
 
 use k8s_openapi::api::core::v1::Pod;
-use kcache_informer::{ResourceEventHandlerFuncs, SharedIndexInformer, wait_for_cache_sync};
+use kcache_informer::{ResourceEventHandlerFuncs, wait_for_cache_sync};
 use parking_lot::Mutex;
 
-use crate::common::{Recorder, Running, pod, recv_n, source_with};
+use crate::common::{Cache, Recorder, Running, on_both_caches, pod, recv_n, source_with};
 
 /// A handler whose every add blocks until the test lets it through; counts calls.
 fn gated_handler() -> (
@@ -30,10 +30,9 @@ fn gated_handler() -> (
     (handler, release, calls)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn slow_handler_delays_nobody_else() {
+async fn slow_handler_delays_nobody_else(cache: Cache) {
     let source = source_with(3);
-    let informer = SharedIndexInformer::builder(Arc::clone(&source)).build();
+    let informer = cache.builder(Arc::clone(&source)).build();
     let (slow, release, slow_calls) = gated_handler();
     let slow_reg = informer.add_event_handler(slow).unwrap();
     let (fast, mut rx) = Recorder::new();
@@ -56,10 +55,9 @@ async fn slow_handler_delays_nobody_else() {
     assert_eq!(slow_calls.load(Ordering::SeqCst), 4);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn removed_handler_pending_notifications_dropped() {
+async fn removed_handler_pending_notifications_dropped(cache: Cache) {
     let source = source_with(3);
-    let informer = SharedIndexInformer::builder(Arc::clone(&source)).build();
+    let informer = cache.builder(Arc::clone(&source)).build();
     let (slow, release, slow_calls) = gated_handler();
     let registration = informer.add_event_handler(slow).unwrap();
     let (other, mut rx) = Recorder::new();
@@ -78,3 +76,9 @@ async fn removed_handler_pending_notifications_dropped() {
         "buffered notifications were dropped"
     );
 }
+
+on_both_caches!(
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    slow_handler_delays_nobody_else,
+    removed_handler_pending_notifications_dropped
+);

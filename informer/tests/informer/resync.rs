@@ -8,16 +8,18 @@ use kcache_informer::{
     HandlerOptions, MINIMUM_RESYNC_PERIOD, ResourceEventHandlerFuncs, SharedIndexInformer,
 };
 
-use crate::common::{Running, key, source_with, take_n};
+use crate::common::{Cache, Running, key, on_both_caches, source_with, take_n};
 
 fn with_resync(
     period: Duration,
+    cache: Cache,
 ) -> (
     Arc<kcache_reflector::testing::FakeControllerSource<Pod>>,
     SharedIndexInformer<Pod>,
 ) {
     let source = source_with(1);
-    let informer = SharedIndexInformer::builder(Arc::clone(&source))
+    let informer = cache
+        .builder(Arc::clone(&source))
         .resync_period(period)
         .build();
     (source, informer)
@@ -29,7 +31,7 @@ fn nop() -> ResourceEventHandlerFuncs<Pod> {
 
 #[test]
 fn handler_period_under_one_second_becomes_one_second() {
-    let (_, informer) = with_resync(Duration::from_secs(10));
+    let (_, informer) = with_resync(Duration::from_secs(10), Cache::Shared);
     let reg = informer
         .add_event_handler_with_resync_period(nop(), Duration::from_millis(10))
         .unwrap();
@@ -39,7 +41,7 @@ fn handler_period_under_one_second_becomes_one_second() {
 
 #[test]
 fn smaller_period_before_start_lowers_the_check_period() {
-    let (_, informer) = with_resync(Duration::from_secs(10));
+    let (_, informer) = with_resync(Duration::from_secs(10), Cache::Shared);
     let slow = informer
         .add_event_handler_with_resync_period(nop(), Duration::from_secs(30))
         .unwrap();
@@ -53,9 +55,8 @@ fn smaller_period_before_start_lowers_the_check_period() {
     assert_eq!(informer.resync_check_period(), Duration::from_secs(3));
 }
 
-#[tokio::test(start_paused = true)]
-async fn smaller_period_after_start_is_raised_to_the_check_period() {
-    let (source, informer) = with_resync(Duration::from_secs(10));
+async fn smaller_period_after_start_is_raised_to_the_check_period(cache: Cache) {
+    let (source, informer) = with_resync(Duration::from_secs(10), cache);
     let running = Running::start(source, informer.clone());
     running.wait_synced().await;
     let reg = informer
@@ -66,9 +67,8 @@ async fn smaller_period_after_start_is_raised_to_the_check_period() {
     running.stop().await;
 }
 
-#[tokio::test(start_paused = true)]
-async fn check_period_zero_means_no_resync() {
-    let (source, informer) = with_resync(Duration::ZERO);
+async fn check_period_zero_means_no_resync(cache: Cache) {
+    let (source, informer) = with_resync(Duration::ZERO, cache);
     let mut stream = informer
         .event_stream_with_options(HandlerOptions::new().resync_period(Duration::from_secs(5)))
         .unwrap();
@@ -81,9 +81,8 @@ async fn check_period_zero_means_no_resync() {
     running.stop().await;
 }
 
-#[tokio::test(start_paused = true)]
-async fn per_listener_resync_periods() {
-    let (source, informer) = with_resync(Duration::from_secs(1));
+async fn per_listener_resync_periods(cache: Cache) {
+    let (source, informer) = with_resync(Duration::from_secs(1), cache);
     let mut never = informer
         .event_stream_with_options(HandlerOptions::new().resync_period(Duration::ZERO))
         .unwrap();
@@ -104,3 +103,10 @@ async fn per_listener_resync_periods() {
     assert_eq!(never.queued(), 0);
     running.stop().await;
 }
+
+on_both_caches!(
+    #[tokio::test(start_paused = true)]
+    smaller_period_after_start_is_raised_to_the_check_period,
+    check_period_zero_means_no_resync,
+    per_listener_resync_periods
+);

@@ -11,20 +11,21 @@ use kcache_reflector::{ListWatchError, ReflectorConfig};
 use kcache_store::{Indexers, Store, label_index_func};
 use tokio_util::sync::CancellationToken;
 
-use crate::common::{Recorder, Running, describe, key, pod, recv_n, sorted, source_with, take_n};
+use crate::common::{
+    Cache, Recorder, Running, describe, key, on_both_caches, pod, recv_n, sorted, source_with,
+    take_n,
+};
 
 fn informer(
     source: &Arc<kcache_reflector::testing::FakeControllerSource<Pod>>,
+    cache: Cache,
 ) -> SharedIndexInformer<Pod> {
-    SharedIndexInformer::builder(Arc::clone(source))
-        .name("pods")
-        .build()
+    cache.builder(Arc::clone(source)).name("pods").build()
 }
 
-#[tokio::test(start_paused = true)]
-async fn initial_list_reaches_every_handler_as_initial_adds() {
+async fn initial_list_reaches_every_handler_as_initial_adds(cache: Cache) {
     let source = source_with(3);
-    let informer = informer(&source);
+    let informer = informer(&source, cache);
     let (a, mut rx_a) = Recorder::new();
     let (b, mut rx_b) = Recorder::new();
     let reg_a = informer.add_event_handler(a).unwrap();
@@ -42,10 +43,9 @@ async fn initial_list_reaches_every_handler_as_initial_adds() {
     running.stop().await;
 }
 
-#[tokio::test(start_paused = true)]
-async fn watch_events_reach_handlers_in_order() {
+async fn watch_events_reach_handlers_in_order(cache: Cache) {
     let source = source_with(1);
-    let informer = informer(&source);
+    let informer = informer(&source, cache);
     let (rec, mut rx) = Recorder::new();
     informer.add_event_handler(rec).unwrap();
     let running = Running::start(Arc::clone(&source), informer);
@@ -67,10 +67,9 @@ async fn watch_events_reach_handlers_in_order() {
     running.stop().await;
 }
 
-#[tokio::test(start_paused = true)]
-async fn late_handler_gets_replay_then_synced() {
+async fn late_handler_gets_replay_then_synced(cache: Cache) {
     let source = source_with(3);
-    let informer = informer(&source);
+    let informer = informer(&source, cache);
     let running = Running::start(Arc::clone(&source), informer.clone());
     running.wait_synced().await;
 
@@ -106,10 +105,9 @@ async fn late_handler_gets_replay_then_synced() {
     running.stop().await;
 }
 
-#[tokio::test(start_paused = true)]
-async fn add_after_stop_is_an_error() {
+async fn add_after_stop_is_an_error(cache: Cache) {
     let source = source_with(1);
-    let informer = informer(&source);
+    let informer = informer(&source, cache);
     let running = Running::start(source, informer.clone());
     running.wait_synced().await;
     running.stop().await;
@@ -124,10 +122,9 @@ async fn add_after_stop_is_an_error() {
     ));
 }
 
-#[tokio::test(start_paused = true)]
-async fn registrations_independent_removal_idempotent() {
+async fn registrations_independent_removal_idempotent(cache: Cache) {
     let source = source_with(1);
-    let informer = informer(&source);
+    let informer = informer(&source, cache);
     let (rec, mut rx) = Recorder::new();
     let rec = Arc::new(rec);
     // The same handler twice: two registrations.
@@ -158,10 +155,9 @@ async fn registrations_independent_removal_idempotent() {
     );
 }
 
-#[tokio::test(start_paused = true)]
-async fn relist_gives_is_in_initial_list_false() {
+async fn relist_gives_is_in_initial_list_false(cache: Cache) {
     let source = source_with(1);
-    let informer = informer(&source);
+    let informer = informer(&source, cache);
     let mut events = informer.event_stream().unwrap();
     let running = Running::start(Arc::clone(&source), informer);
     running.wait_synced().await;
@@ -181,10 +177,11 @@ async fn relist_gives_is_in_initial_list_false() {
     running.stop().await;
 }
 
-#[tokio::test(start_paused = true)]
-async fn relist_deletions_are_tombstones_and_unchanged_objects_reach_only_listeners_due_a_resync() {
+async fn relist_deletions_are_tombstones_and_unchanged_objects_reach_only_listeners_due_a_resync(
+    cache: Cache,
+) {
     let source = source_with(3);
-    let informer = informer(&source);
+    let informer = informer(&source, cache);
     let mut a = informer.event_stream().unwrap();
     let mut b = informer.event_stream().unwrap();
     let running = Running::start(Arc::clone(&source), informer);
@@ -211,11 +208,10 @@ async fn relist_deletions_are_tombstones_and_unchanged_objects_reach_only_listen
     running.stop().await;
 }
 
-#[tokio::test(start_paused = true)]
-async fn list_errors_reach_the_error_handler() {
+async fn list_errors_reach_the_error_handler(cache: Cache) {
     let source = source_with(1);
     source.fail_next_list(ListWatchError::Connection("connection refused".into()));
-    let informer = informer(&source);
+    let informer = informer(&source, cache);
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     informer
         .set_watch_error_handler(move |err| {
@@ -229,10 +225,9 @@ async fn list_errors_reach_the_error_handler() {
     running.stop().await;
 }
 
-#[tokio::test(start_paused = true)]
-async fn set_transform_and_error_handler_fail_after_start() {
+async fn set_transform_and_error_handler_fail_after_start(cache: Cache) {
     let source = source_with(1);
-    let informer = informer(&source);
+    let informer = informer(&source, cache);
     informer.set_transform(Arc::new(Ok)).unwrap();
     let running = Running::start(source, informer.clone());
     running.wait_synced().await;
@@ -250,10 +245,9 @@ async fn set_transform_and_error_handler_fail_after_start() {
     running.stop().await;
 }
 
-#[tokio::test(start_paused = true)]
-async fn transform_runs_before_cache_and_handlers() {
+async fn transform_runs_before_cache_and_handlers(cache: Cache) {
     let source = source_with(1);
-    let informer = informer(&source);
+    let informer = informer(&source, cache);
     informer
         .set_transform(Arc::new(|pod: Arc<Pod>| {
             let mut pod = Arc::unwrap_or_clone(pod);
@@ -268,17 +262,20 @@ async fn transform_runs_before_cache_and_handlers() {
     assert!(event.object().metadata.managed_fields.is_none());
     let cached = informer.indexer().get_by_key(&key(0)).unwrap();
     assert!(cached.metadata.managed_fields.is_none());
-    assert!(
-        Arc::ptr_eq(&cached, event.object()),
-        "the handler and the cache share the object"
-    );
+    match cache {
+        Cache::Shared => assert!(
+            Arc::ptr_eq(&cached, event.object()),
+            "the handler and the cache share the object"
+        ),
+        // The compact cache decodes a fresh object on every read.
+        Cache::Compact => assert_eq!(&cached, event.object()),
+    }
     running.stop().await;
 }
 
-#[tokio::test(start_paused = true)]
-async fn add_indexers_while_running_covers_cached_objects() {
+async fn add_indexers_while_running_covers_cached_objects(cache: Cache) {
     let source = source_with(4);
-    let informer = informer(&source);
+    let informer = informer(&source, cache);
     let running = Running::start(Arc::clone(&source), informer.clone());
     running.wait_synced().await;
     informer
@@ -307,10 +304,9 @@ async fn add_indexers_while_running_covers_cached_objects() {
     running.stop().await;
 }
 
-#[tokio::test(start_paused = true)]
-async fn add_index_while_running_serves_namespace_lister_by_index() {
+async fn add_index_while_running_serves_namespace_lister_by_index(cache: Cache) {
     let source = source_with(4);
-    let informer = informer(&source);
+    let informer = informer(&source, cache);
     let running = Running::start(Arc::clone(&source), informer.clone());
     running.wait_synced().await;
     informer
@@ -347,10 +343,9 @@ async fn add_index_while_running_serves_namespace_lister_by_index() {
     running.stop().await;
 }
 
-#[tokio::test(start_paused = true)]
-async fn run_twice_is_an_error_and_stop_joins_every_task() {
+async fn run_twice_is_an_error_and_stop_joins_every_task(cache: Cache) {
     let source = source_with(2);
-    let informer = informer(&source);
+    let informer = informer(&source, cache);
     let (rec, _rx) = Recorder::new();
     informer.add_event_handler(rec).unwrap();
     let mut stream = informer.event_stream().unwrap();
@@ -366,17 +361,14 @@ async fn run_twice_is_an_error_and_stop_joins_every_task() {
     assert!(stream.next().await.is_none());
 }
 
-#[tokio::test(start_paused = true)]
-async fn every_queue_mode_turns_a_relist_into_tombstones() {
+async fn every_queue_mode_turns_a_relist_into_tombstones(cache: Cache) {
     for mode in [
         QueueMode::RealFifo,
         QueueMode::AtomicRealFifo,
         QueueMode::DeltaFifo,
     ] {
         let source = source_with(2);
-        let informer = SharedIndexInformer::builder(Arc::clone(&source))
-            .queue_mode(mode)
-            .build();
+        let informer = cache.builder(Arc::clone(&source)).queue_mode(mode).build();
         let mut events = informer.event_stream().unwrap();
         let running = Running::start(Arc::clone(&source), informer.clone());
         running.wait_synced().await;
@@ -409,12 +401,12 @@ async fn every_queue_mode_turns_a_relist_into_tombstones() {
     }
 }
 
-#[tokio::test(start_paused = true)]
-async fn handler_panic_logged_and_survived() {
+async fn handler_panic_logged_and_survived(cache: Cache) {
     crate::logs::capture();
     let source = source_with(2);
-    let informer = SharedIndexInformer::builder(Arc::clone(&source))
-        .name("panicky-pods")
+    let informer = cache
+        .builder(Arc::clone(&source))
+        .name(format!("panicky-pods-{cache:?}"))
         .build();
     let panicking = ResourceEventHandlerFuncs::<Pod>::new().add_func(|pod, _| {
         if pod.metadata.resource_version.as_deref() == Some("1") {
@@ -442,7 +434,7 @@ async fn handler_panic_logged_and_survived() {
     source.add(pod(2));
     recv_n(&mut rx, 1).await;
     running.stop().await;
-    let logs = crate::logs::lines_with("panicky-pods");
+    let logs = crate::logs::lines_with(&format!("panicky-pods-{cache:?}"));
     assert_eq!(
         logs.len(),
         1,
@@ -452,10 +444,9 @@ async fn handler_panic_logged_and_survived() {
     assert!(logs[0].contains("handler bug"), "{logs:?}");
 }
 
-#[tokio::test(start_paused = true)]
-async fn has_synced_false_before_start_and_event_streams_sync_when_consumed() {
+async fn has_synced_false_before_start_and_event_streams_sync_when_consumed(cache: Cache) {
     let source = source_with(2);
-    let informer = informer(&source);
+    let informer = informer(&source, cache);
     let mut events = informer.event_stream().unwrap();
     assert!(!informer.has_synced());
     let running = Running::start(source, informer.clone());
@@ -469,10 +460,9 @@ async fn has_synced_false_before_start_and_event_streams_sync_when_consumed() {
     running.stop().await;
 }
 
-#[tokio::test(start_paused = true)]
-async fn dropping_the_run_future_stops_the_informer() {
+async fn dropping_the_run_future_stops_the_informer(cache: Cache) {
     let source = source_with(1);
-    let informer = informer(&source);
+    let informer = informer(&source, cache);
     let mut events = informer.event_stream().unwrap();
     let running = Running::start(source, informer.clone());
     running.wait_synced().await;
@@ -487,10 +477,10 @@ async fn dropping_the_run_future_stops_the_informer() {
     ));
 }
 
-#[tokio::test(start_paused = true)]
-async fn watch_list_mode_syncs_from_one_watch_and_follows() {
+async fn watch_list_mode_syncs_from_one_watch_and_follows(cache: Cache) {
     let source = source_with(2);
-    let informer = SharedIndexInformer::builder(Arc::clone(&source))
+    let informer = cache
+        .builder(Arc::clone(&source))
         .reflector(ReflectorConfig::default().use_watch_list(true))
         .build();
     let mut events = informer.event_stream().unwrap();
@@ -512,10 +502,10 @@ async fn watch_list_mode_syncs_from_one_watch_and_follows() {
     running.stop().await;
 }
 
-#[tokio::test(start_paused = true)]
-async fn panicking_index_function_fails_the_batch_not_the_informer() {
+async fn panicking_index_function_fails_the_batch_not_the_informer(cache: Cache) {
     let source = source_with(1);
-    let informer = SharedIndexInformer::builder(Arc::clone(&source))
+    let informer = cache
+        .builder(Arc::clone(&source))
         .index(
             "boom",
             Arc::new(|pod: &Pod| {
@@ -559,8 +549,7 @@ impl kcache_informer::HasSynced for CountingSignal {
     }
 }
 
-#[tokio::test(start_paused = true)]
-async fn wait_for_cache_sync_wakes_on_the_signal_and_does_not_poll() {
+async fn wait_for_cache_sync_wakes_on_the_signal_and_does_not_poll(cache: Cache) {
     let check = CountingSignal(std::sync::atomic::AtomicUsize::new(0));
     let shutdown = CancellationToken::new();
     let checks: [&dyn kcache_informer::HasSynced; 1] = [&check];
@@ -580,8 +569,32 @@ async fn wait_for_cache_sync_wakes_on_the_signal_and_does_not_poll() {
 
     // A real informer wakes it when it syncs.
     let source = source_with(3);
-    let informer = informer(&source);
+    let informer = informer(&source, cache);
     let running = Running::start(Arc::clone(&source), informer.clone());
     assert!(wait_for_cache_sync(&CancellationToken::new(), &[&informer]).await);
     running.stop().await;
 }
+
+on_both_caches!(
+    #[tokio::test(start_paused = true)]
+    initial_list_reaches_every_handler_as_initial_adds,
+    watch_events_reach_handlers_in_order,
+    late_handler_gets_replay_then_synced,
+    add_after_stop_is_an_error,
+    registrations_independent_removal_idempotent,
+    relist_gives_is_in_initial_list_false,
+    relist_deletions_are_tombstones_and_unchanged_objects_reach_only_listeners_due_a_resync,
+    list_errors_reach_the_error_handler,
+    set_transform_and_error_handler_fail_after_start,
+    transform_runs_before_cache_and_handlers,
+    add_indexers_while_running_covers_cached_objects,
+    add_index_while_running_serves_namespace_lister_by_index,
+    run_twice_is_an_error_and_stop_joins_every_task,
+    every_queue_mode_turns_a_relist_into_tombstones,
+    handler_panic_logged_and_survived,
+    has_synced_false_before_start_and_event_streams_sync_when_consumed,
+    dropping_the_run_future_stops_the_informer,
+    watch_list_mode_syncs_from_one_watch_and_follows,
+    panicking_index_function_fails_the_batch_not_the_informer,
+    wait_for_cache_sync_wakes_on_the_signal_and_does_not_poll
+);

@@ -1,5 +1,6 @@
 //! Integration tests of kcache-store, one module per part of the crate.
 
+mod compact;
 mod concurrency;
 mod hostile;
 mod indexer;

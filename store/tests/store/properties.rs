@@ -4,7 +4,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::Pod;
-use kcache_store::{IndexFunc, Indexer, Indexers, NAMESPACE_INDEX, Store, namespace_index_func};
+use kcache_store::{
+    IndexFunc, Indexer, Indexers, NAMESPACE_INDEX, Store, meta_namespace_key_func,
+    namespace_index_func,
+};
 use proptest::prelude::*;
 
 use crate::pod;
@@ -85,24 +88,43 @@ fn recomputed(indexer: &Indexer<Pod>, name: &str) -> BTreeMap<String, BTreeSet<S
     index
 }
 
+/// Applies `ops` to `indexer`, checking every index against one recomputed after each.
+fn check(indexer: &Indexer<Pod>, ops: Vec<Op>) -> Result<(), TestCaseError> {
+    for op in ops {
+        match op {
+            Op::Add { ns, name, users } => indexer.add(make(ns, name, &users)).unwrap(),
+            Op::Delete { ns, name } => indexer.delete(make(ns, name, &[])).unwrap(),
+            Op::Replace(objs) => indexer
+                .replace(
+                    objs.iter()
+                        .map(|(ns, name, users)| make(*ns, *name, users))
+                        .collect(),
+                    "1",
+                )
+                .unwrap(),
+        }
+        for name in [NAMESPACE_INDEX, "users"] {
+            prop_assert_eq!(actual(indexer, name), recomputed(indexer, name));
+        }
+    }
+    Ok(())
+}
+
+fn indexers() -> Indexers<Pod> {
+    Indexers::from_iter([
+        (NAMESPACE_INDEX.to_owned(), namespace_index_func()),
+        ("users".to_owned(), users_index()),
+    ])
+}
+
 proptest! {
     #[test]
     fn random_operations_keep_indexes_equal_to_recomputed(ops in proptest::collection::vec(op(), 1..60)) {
-        let indexer = Indexer::new(Indexers::from_iter([
-            (NAMESPACE_INDEX.to_owned(), namespace_index_func()),
-            ("users".to_owned(), users_index()),
-        ]));
-        for op in ops {
-            match op {
-                Op::Add { ns, name, users } => indexer.add(make(ns, name, &users)).unwrap(),
-                Op::Delete { ns, name } => indexer.delete(make(ns, name, &[])).unwrap(),
-                Op::Replace(objs) => indexer
-                    .replace(objs.iter().map(|(ns, name, users)| make(*ns, *name, users)).collect(), "1")
-                    .unwrap(),
-            }
-            for name in [NAMESPACE_INDEX, "users"] {
-                prop_assert_eq!(actual(&indexer, name), recomputed(&indexer, name));
-            }
-        }
+        check(&Indexer::new(indexers()), ops)?;
+    }
+
+    #[test]
+    fn compact_store_random_operations_keep_indexes_equal_to_recomputed(ops in proptest::collection::vec(op(), 1..60)) {
+        check(&Indexer::compact(meta_namespace_key_func(), indexers()), ops)?;
     }
 }
