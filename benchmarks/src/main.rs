@@ -65,6 +65,11 @@ struct Args {
     /// Events written to the fan-out's watchers.
     #[arg(long, default_value_t = 2_000)]
     fanout_events: u64,
+    /// How many times each client syncs (the first within its whole measurement, the others in
+    /// rounds of sync only, the clients' order rotated each round); the sync figures are the
+    /// medians. 1 with `--quick`.
+    #[arg(long, default_value_t = 3)]
+    sync_rounds: usize,
     /// Leaves the server section out (the API server's own figures).
     #[arg(long)]
     no_server: bool,
@@ -174,6 +179,7 @@ struct Settings {
     latency_events: u64,
     rate: u64,
     roles: Vec<Role>,
+    sync_rounds: usize,
     watchers: usize,
     fanout_events: u64,
     command: String,
@@ -226,6 +232,11 @@ async fn parent(args: Args) -> Result<(), BoxError> {
         latency_events,
         rate: args.rate.max(1),
         roles: args.clients,
+        sync_rounds: if args.quick {
+            1
+        } else {
+            args.sync_rounds.max(1)
+        },
         watchers: args.watchers,
         fanout_events: args.fanout_events,
         command: if args.quick {

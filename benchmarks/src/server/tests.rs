@@ -16,6 +16,7 @@ async fn cluster(pods: usize) -> Cluster {
         latency_events: 0,
         rate: 1,
         roles: vec![Role::Wire],
+        sync_rounds: 1,
         watchers: 0,
         fanout_events: 100,
         command: String::new(),
