@@ -5,7 +5,7 @@ use std::sync::Arc;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Pod;
 use kcache_informer::{
-    EventStream, InformerEvent, ResourceEventHandler, SharedIndexInformer,
+    EventStream, InformerEvent, QueueMode, ResourceEventHandler, SharedIndexInformer,
     SharedIndexInformerBuilder,
 };
 use kcache_reflector::ListerWatcher;
@@ -39,6 +39,15 @@ impl Cache {
             Cache::Shared => builder,
             Cache::Compact => builder.compact_cache(),
         }
+    }
+}
+
+impl Cache {
+    /// Whether a relist's deletions are notified after its objects in `mode`: the DeltaFifo
+    /// queues them after the listed objects, and a compact informer's in-order queue takes the
+    /// relist page by page, its deletions known only at the end.
+    pub(crate) fn relist_deletions_last(self, mode: QueueMode) -> bool {
+        mode == QueueMode::DeltaFifo || matches!(self, Cache::Compact)
     }
 }
 
