@@ -43,11 +43,15 @@ impl Cache {
 }
 
 impl Cache {
-    /// Whether a relist's deletions are notified after its objects in `mode`: the DeltaFifo
-    /// queues them after the listed objects, and a compact informer's in-order queue takes the
-    /// relist page by page, its deletions known only at the end.
-    pub(crate) fn relist_deletions_last(self, mode: QueueMode) -> bool {
-        mode == QueueMode::DeltaFifo || matches!(self, Cache::Compact)
+    /// The two notifications of a relist (one deletion, one listed object) as received in
+    /// `mode`, deletion first: the DeltaFifo queues a relist's deletions after the listed
+    /// objects, and so does a compact informer's in-order queue, which takes the relist page by
+    /// page and knows its deletions only at the end.
+    pub(crate) fn deletion_first(self, mode: QueueMode, mut pair: Vec<String>) -> Vec<String> {
+        if mode == QueueMode::DeltaFifo || matches!(self, Cache::Compact) {
+            pair.reverse();
+        }
+        pair
     }
 }
 

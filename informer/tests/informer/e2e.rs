@@ -210,10 +210,8 @@ async fn relist_after_compaction_gives_tombstones_and_no_add_for_known_objects(c
     gated.closed.store(false, Ordering::SeqCst);
     gated.opened.notify_waiters();
 
-    let mut got = bounded("relist events", take_n(&mut events, 2)).await;
-    if cache.relist_deletions_last(QueueMode::default()) {
-        got.reverse();
-    }
+    let got = bounded("relist events", take_n(&mut events, 2)).await;
+    let got = cache.deletion_first(QueueMode::default(), got);
     assert_eq!(got[0], format!("delete-tombstone {}", key("deleted")));
     assert!(
         got[1].starts_with(&format!("update {} ", key("changed"))),

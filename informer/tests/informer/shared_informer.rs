@@ -196,13 +196,13 @@ async fn relist_deletions_are_tombstones_and_unchanged_objects_reach_only_listen
     source.delete(pod(2));
     source.compact();
 
-    let mut expected = vec![
-        format!("delete-tombstone {}", key(2)),
-        format!("update {} 2->4", key(1)),
-    ];
-    if cache.relist_deletions_last(QueueMode::default()) {
-        expected.reverse();
-    }
+    let expected = cache.deletion_first(
+        QueueMode::default(),
+        vec![
+            format!("delete-tombstone {}", key(2)),
+            format!("update {} 2->4", key(1)),
+        ],
+    );
     assert_eq!(take_n(&mut a, 2).await, expected);
     assert_eq!(take_n(&mut b, 2).await, expected);
     // Pod 0 is unchanged (same resource version): a resync that no listener is due.
@@ -386,10 +386,7 @@ async fn every_queue_mode_turns_a_relist_into_tombstones(cache: Cache) {
         source.delete(pod(1));
         source.add(pod(2));
         source.compact();
-        let mut got = take_n(&mut events, 2).await;
-        if cache.relist_deletions_last(mode) {
-            got.reverse();
-        }
+        let got = cache.deletion_first(mode, take_n(&mut events, 2).await);
         assert_eq!(
             got,
             vec![
