@@ -1,9 +1,10 @@
 //! [`Delta`], [`DeltaType`] and [`Deltas`]: what the delta queues hand to their consumer.
 
+use std::collections::HashSet;
 use std::fmt;
 use std::sync::Arc;
 
-use kcache_store::MaybeTombstone;
+use kcache_store::{MaybeTombstone, ObjectKey};
 use smallvec::SmallVec;
 
 /// The kind of change a [`Delta`] records (client-go's `DeltaType`).
@@ -23,6 +24,8 @@ pub enum DeltaType {
     Sync,
     /// A whole relist as one delta ([`RealFifo`](crate::RealFifo) atomic mode).
     ReplacedAll,
+    /// The end of a relist queued in pages ([`RealFifo::replace_in_pages`](crate::RealFifo::replace_in_pages)).
+    ReplaceEnd,
     /// A whole resync as one delta ([`RealFifo`](crate::RealFifo) atomic mode).
     SyncAll,
     /// A watch bookmark ([`RealFifo`](crate::RealFifo) atomic mode).
@@ -43,8 +46,8 @@ impl From<kcache_store::TransactionType> for DeltaType {
 /// One change queued for a consumer (client-go's `Delta`).
 ///
 /// Per-object changes carry the object as a [`MaybeTombstone`]: a plain `Arc<K>`, or for a
-/// deletion whose final state was missed, a tombstone. The atomic variants are produced only by
-/// [`RealFifo`](crate::RealFifo) in atomic mode.
+/// deletion whose final state was missed, a tombstone. The other variants are produced only by
+/// [`RealFifo`](crate::RealFifo): in atomic mode, and `ReplaceEnd` by a relist queued in pages.
 pub enum Delta<K> {
     /// A change of one object.
     Object {
@@ -59,6 +62,16 @@ pub enum Delta<K> {
         resource_version: String,
         /// Every listed object.
         objects: Arc<[Arc<K>]>,
+    },
+    /// The end of a relist queued in pages
+    /// ([`RealFifo::replace_in_pages`](crate::RealFifo::replace_in_pages)), after a
+    /// [`DeltaType::Replaced`] delta for each listed object: the consumer deletes what it holds
+    /// under a key that was not listed and is current at `resource_version`.
+    ReplaceEnd {
+        /// The resource version of the list.
+        resource_version: String,
+        /// The key of every listed object.
+        listed: Arc<HashSet<ObjectKey>>,
     },
     /// A resync as one delta: the consumer re-emits everything it holds.
     SyncAll,
@@ -88,6 +101,7 @@ impl<K> Delta<K> {
         match self {
             Self::Object { kind, .. } => *kind,
             Self::ReplacedAll { .. } => DeltaType::ReplacedAll,
+            Self::ReplaceEnd { .. } => DeltaType::ReplaceEnd,
             Self::SyncAll => DeltaType::SyncAll,
             Self::Bookmark { .. } => DeltaType::Bookmark,
         }
@@ -120,6 +134,13 @@ impl<K> Clone for Delta<K> {
             } => Self::ReplacedAll {
                 resource_version: resource_version.clone(),
                 objects: Arc::clone(objects),
+            },
+            Self::ReplaceEnd {
+                resource_version,
+                listed,
+            } => Self::ReplaceEnd {
+                resource_version: resource_version.clone(),
+                listed: Arc::clone(listed),
             },
             Self::SyncAll => Self::SyncAll,
             Self::Bookmark { resource_version } => Self::Bookmark {
@@ -156,6 +177,15 @@ impl<K> fmt::Debug for Delta<K> {
                 .field("kind", &DeltaType::ReplacedAll)
                 .field("resource_version", resource_version)
                 .field("objects", &objects.len())
+                .finish(),
+            Self::ReplaceEnd {
+                resource_version,
+                listed,
+            } => f
+                .debug_struct("Delta")
+                .field("kind", &DeltaType::ReplaceEnd)
+                .field("resource_version", resource_version)
+                .field("listed", &listed.len())
                 .finish(),
             Self::SyncAll => f
                 .debug_struct("Delta")

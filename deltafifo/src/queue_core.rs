@@ -18,6 +18,7 @@ use parking_lot::Mutex;
 use tokio::sync::Notify;
 
 use crate::error::{PopError, ProcessError, settle};
+use crate::population::Population;
 use crate::queue::Queue;
 
 /// How a queue holds the items waiting to be popped.
@@ -135,6 +136,8 @@ pub(crate) struct QueueCore<P: Policy> {
     processing: Mutex<()>,
     state: Mutex<State<P::Pending>>,
     notify: Notify,
+    /// Wakes writers waiting for the queue to shrink ([`wait_len_at_most`](Self::wait_len_at_most)).
+    popped: Notify,
     policy: P,
 }
 
@@ -165,6 +168,7 @@ impl<P: Policy> QueueCore<P> {
                 closed: false,
             }),
             notify: Notify::new(),
+            popped: Notify::new(),
             policy,
         }
     }
@@ -224,7 +228,7 @@ impl<P: Policy> QueueCore<P> {
             while taken.is_none() {
                 s.population.popped(places);
                 in_initial_list = !s.population.has_synced();
-                let remaining = s.population.initial_count;
+                let remaining = s.population.remaining();
                 let Some(n) = s.pending.take(limit, remaining, &mut taken) else {
                     return s.closed.then_some(Err(PopError::Closed));
                 };
@@ -250,9 +254,37 @@ impl<P: Policy> QueueCore<P> {
             if s.pending.len() > 0 {
                 self.notify.notify_one();
             }
+            self.popped.notify_waiters();
             Some(result)
         })
         .await
+    }
+
+    /// Queues a part of a relist given in pages with `write` (which returns how many items it
+    /// queued) and counts them into the initial population; `last` ends the relist.
+    pub(crate) fn write_page<R>(
+        &self,
+        last: bool,
+        write: impl FnOnce(&mut P::Pending) -> Result<(usize, R), StoreError>,
+    ) -> Result<R, StoreError> {
+        self.write(|s| {
+            let (count, result) = write(&mut s.pending)?;
+            if last {
+                s.population.finished(count);
+            } else {
+                s.population.page_queued(count);
+            }
+            Ok(result)
+        })
+    }
+
+    /// Waits until at most `max` items are queued, or the queue is closed.
+    pub(crate) async fn wait_len_at_most(&self, max: usize) {
+        wait_for(&self.popped, || {
+            let s = self.state.lock();
+            (s.pending.len() <= max || s.closed).then_some(())
+        })
+        .await;
     }
 
     /// Runs `write` like [`write`](Self::write), after any batch being processed was applied.
@@ -379,6 +411,7 @@ where
     fn close(&self) {
         self.state.lock().closed = true;
         self.notify.notify_waiters();
+        self.popped.notify_waiters();
     }
 
     fn is_closed(&self) -> bool {
@@ -398,38 +431,6 @@ async fn wait_for<R>(notify: &Notify, mut attempt: impl FnMut() -> Option<R>) ->
             return r;
         }
         notified.await;
-    }
-}
-
-/// The initial-population bookkeeping (client-go's `populated` and `initialPopulationCount`).
-#[derive(Debug, Default, Clone, Copy)]
-struct Population {
-    populated: bool,
-    /// Items of the initial population not yet popped.
-    initial_count: usize,
-}
-
-impl Population {
-    /// An add, update or delete happened.
-    fn touch(&mut self) {
-        self.populated = true;
-    }
-
-    /// A replace queued `count` items; only the first population counts.
-    fn replaced(&mut self, count: usize) {
-        if !self.populated {
-            self.populated = true;
-            self.initial_count = count;
-        }
-    }
-
-    /// `n` items of the initial population were popped.
-    fn popped(&mut self, n: usize) {
-        self.initial_count = self.initial_count.saturating_sub(n);
-    }
-
-    fn has_synced(&self) -> bool {
-        self.populated && self.initial_count == 0
     }
 }
 

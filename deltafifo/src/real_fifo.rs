@@ -107,19 +107,19 @@ impl<K> fmt::Debug for RealFifoOptions<K> {
 }
 
 /// A queued delta with its key (`None` for the atomic deltas).
-struct Entry<K> {
+pub(crate) struct Entry<K> {
     key: Option<ObjectKey>,
     delta: Delta<K>,
 }
 
 /// Deltas taken from the queue for one pop, with their keys (kept for a requeue).
-struct Taken<K> {
+pub(crate) struct Taken<K> {
     keys: SmallVec<[Option<ObjectKey>; 2]>,
     deltas: Deltas<K>,
 }
 
 /// The queued deltas in arrival order.
-struct Arrivals<K>(VecDeque<Entry<K>>);
+pub(crate) struct Arrivals<K>(VecDeque<Entry<K>>);
 
 impl<K> Default for Arrivals<K> {
     fn default() -> Self {
@@ -128,7 +128,7 @@ impl<K> Default for Arrivals<K> {
 }
 
 impl<K> Arrivals<K> {
-    fn push(&mut self, key: Option<ObjectKey>, delta: Delta<K>) {
+    pub(crate) fn push(&mut self, key: Option<ObjectKey>, delta: Delta<K>) {
         self.0.push_back(Entry { key, delta });
     }
 
@@ -266,7 +266,7 @@ pub struct RealFifo<K> {
 }
 
 /// What [`RealFifo`] does with writes: queue every event as its own delta.
-struct RealPolicy<K> {
+pub(crate) struct RealPolicy<K> {
     key_func: KeyFunc<K>,
     known_objects: Option<Arc<dyn KnownObjects<K>>>,
     atomic_events: bool,
@@ -477,6 +477,14 @@ impl<K: Send + Sync> RealFifo<K> {
                 unlock_while_processing: options.unlock_while_processing,
             }),
         }
+    }
+
+    pub(crate) fn core(&self) -> &QueueCore<RealPolicy<K>> {
+        &self.core
+    }
+
+    pub(crate) fn key_func(&self) -> &KeyFunc<K> {
+        &self.core.policy().key_func
     }
 
     /// Whether the queue runs in atomic mode.

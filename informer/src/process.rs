@@ -23,6 +23,9 @@ use crate::panics::call_handler;
 /// - Deleted: removed (by the tombstone's key for a tombstone), `Delete(obj or tombstone)`;
 /// - ReplacedAll: the indexer is replaced in one step; then `Delete` with a tombstone for each
 ///   vanished object, `Update`/`Add` for each listed object in list order;
+/// - ReplaceEnd (the end of a relist queued in pages, after its `Replaced` deltas): `Delete`
+///   with a tombstone for each stored object whose key was not listed; the indexer is current at
+///   the list's resource version;
 /// - SyncAll: `Update(o, o)` for every stored object; Bookmark: the indexer's resource version.
 ///
 /// A delta that fails (a failing or panicking index function) is skipped, the others are
@@ -56,6 +59,15 @@ pub(crate) fn apply_deltas<K>(
 where
     K: Resource + Send + Sync + 'static,
 {
+    // The objects of a relist queued in pages are stored one by one: a compact cache trains
+    // its dictionary on the first of them, as it would on a whole replace.
+    indexer.prepare(deltas.iter().filter_map(|(_, delta)| match delta {
+        Delta::Object {
+            kind: DeltaType::Replaced,
+            object: MaybeTombstone::Object(obj),
+        } => Some(obj),
+        _ => None,
+    }));
     let mut first_error = None;
     for (key, delta) in deltas.iter() {
         if let Err(err) = apply_one(indexer, key, delta, is_in_initial_list, &mut notify) {
@@ -118,6 +130,25 @@ where
             is_in_initial_list,
             notify,
         )?,
+        Delta::ReplaceEnd {
+            resource_version,
+            listed,
+        } => {
+            for key in Store::list_keys(indexer) {
+                if listed.contains(&key) {
+                    continue;
+                }
+                if let Some(obj) = indexer.delete_by_key(&key) {
+                    notify(InformerEvent::Delete(MaybeTombstone::Tombstone(
+                        DeletedFinalStateUnknown {
+                            key: key.to_string(),
+                            obj,
+                        },
+                    )));
+                }
+            }
+            indexer.bookmark(resource_version);
+        }
         Delta::SyncAll => {
             for obj in indexer.list() {
                 notify(InformerEvent::Update {

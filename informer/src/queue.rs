@@ -3,11 +3,12 @@
 use std::fmt;
 use std::sync::Arc;
 
+use futures::future::BoxFuture;
 use kcache_deltafifo::{
     Batch, DeltaFifo, DeltaFifoOptions, Deltas, PopError, ProcessError, Queue, RealFifo,
-    RealFifoOptions,
+    RealFifoOptions, ReplacePages,
 };
-use kcache_reflector::ReflectorStore;
+use kcache_reflector::{PagedReplace, ReflectorStore};
 use kcache_store::{KnownObjects, Store, StoreError};
 use kube_core::Resource;
 
@@ -44,6 +45,10 @@ pub enum QueueMode {
 pub enum InformerQueue<K> {
     /// An in-order queue (optionally atomic).
     Real(Arc<RealFifo<K>>),
+    /// An in-order queue (optionally atomic) that takes a relist page by page
+    /// ([`RealFifo::replace_in_pages`], what a compact informer uses): the reflector queues
+    /// each page once the consumer has taken every queued delta, so a list is never held whole.
+    Paged(Arc<RealFifo<K>>),
     /// A delta queue.
     Delta(Arc<DeltaFifo<K>>),
 }
@@ -52,6 +57,7 @@ impl<K> Clone for InformerQueue<K> {
     fn clone(&self) -> Self {
         match self {
             Self::Real(q) => Self::Real(Arc::clone(q)),
+            Self::Paged(q) => Self::Paged(Arc::clone(q)),
             Self::Delta(q) => Self::Delta(Arc::clone(q)),
         }
     }
@@ -61,6 +67,7 @@ impl<K> fmt::Debug for InformerQueue<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Real(q) => f.debug_tuple("Real").field(q).finish(),
+            Self::Paged(q) => f.debug_tuple("Paged").field(q).finish(),
             Self::Delta(q) => f.debug_tuple("Delta").field(q).finish(),
         }
     }
@@ -86,6 +93,16 @@ impl<K: Resource + Send + Sync + 'static> InformerQueue<K> {
 }
 
 impl<K: Send + Sync + 'static> InformerQueue<K> {
+    /// This queue taking relists page by page ([`InformerQueue::Paged`]) if it is an in-order
+    /// one; a [`DeltaFifo`] stays as it is.
+    #[must_use]
+    pub fn paged(self) -> Self {
+        match self {
+            Self::Real(q) | Self::Paged(q) => Self::Paged(q),
+            delta @ Self::Delta(_) => delta,
+        }
+    }
+
     /// Waits for deltas and runs `process(batch, is_in_initial_list)`: a batch of deltas of
     /// distinct keys from a [`RealFifo`] (with the queue unlocked), all the deltas of one key
     /// from a [`DeltaFifo`] (under its lock); each delta comes with the key the queue computed
@@ -95,7 +112,7 @@ impl<K: Send + Sync + 'static> InformerQueue<K> {
         process: impl FnOnce(&Batch<'_, K>, bool) -> Result<(), ProcessError<E>> + Send,
     ) -> Result<(), PopError<E>> {
         match self {
-            Self::Real(q) => q.pop_keyed_batch(process).await,
+            Self::Real(q) | Self::Paged(q) => q.pop_keyed_batch(process).await,
             Self::Delta(q) => q.pop_keyed(process).await,
         }
     }
@@ -103,7 +120,7 @@ impl<K: Send + Sync + 'static> InformerQueue<K> {
     /// Whether the queue has handed out its initial population.
     pub fn has_synced(&self) -> bool {
         match self {
-            Self::Real(q) => q.has_synced(),
+            Self::Real(q) | Self::Paged(q) => q.has_synced(),
             Self::Delta(q) => q.has_synced(),
         }
     }
@@ -111,7 +128,7 @@ impl<K: Send + Sync + 'static> InformerQueue<K> {
     /// Closes the queue.
     pub fn close(&self) {
         match self {
-            Self::Real(q) => q.close(),
+            Self::Real(q) | Self::Paged(q) => q.close(),
             Self::Delta(q) => q.close(),
         }
     }
@@ -119,7 +136,7 @@ impl<K: Send + Sync + 'static> InformerQueue<K> {
     /// The number of queued keys ([`DeltaFifo`]) or deltas ([`RealFifo`]).
     pub fn len(&self) -> usize {
         match self {
-            Self::Real(q) => q.len(),
+            Self::Real(q) | Self::Paged(q) => q.len(),
             Self::Delta(q) => q.len(),
         }
     }
@@ -132,7 +149,7 @@ impl<K: Send + Sync + 'static> InformerQueue<K> {
     /// Whether the queue is closed.
     pub fn is_closed(&self) -> bool {
         match self {
-            Self::Real(q) => q.is_closed(),
+            Self::Real(q) | Self::Paged(q) => q.is_closed(),
             Self::Delta(q) => q.is_closed(),
         }
     }
@@ -140,7 +157,7 @@ impl<K: Send + Sync + 'static> InformerQueue<K> {
     /// Queues `deltas` again unless their key has something queued (retry on error).
     pub fn add_if_not_present(&self, deltas: Deltas<K>) -> Result<(), StoreError> {
         match self {
-            Self::Real(q) => q.add_if_not_present(deltas),
+            Self::Real(q) | Self::Paged(q) => q.add_if_not_present(deltas),
             Self::Delta(q) => q.add_if_not_present(deltas),
         }
     }
@@ -149,7 +166,7 @@ impl<K: Send + Sync + 'static> InformerQueue<K> {
 macro_rules! delegate {
     ($self:ident, $q:ident => $e:expr) => {
         match $self {
-            Self::Real($q) => $e,
+            Self::Real($q) | Self::Paged($q) => $e,
             Self::Delta($q) => $e,
         }
     };
@@ -171,10 +188,37 @@ impl<K: Send + Sync + 'static> ReflectorStore<K> for InformerQueue<K> {
         sync_changed();
         Ok(())
     }
+    fn replace_in_pages(&self) -> Option<Box<dyn PagedReplace<K> + '_>> {
+        match self {
+            Self::Paged(q) => Some(Box::new(QueuePages(q.replace_in_pages()))),
+            Self::Real(_) | Self::Delta(_) => None,
+        }
+    }
     fn resync(&self) -> Result<(), StoreError> {
         delegate!(self, q => q.resync())
     }
     fn bookmark(&self, resource_version: &str) {
         delegate!(self, q => q.bookmark(resource_version))
+    }
+}
+
+/// A relist queued page by page into an [`InformerQueue::Paged`].
+struct QueuePages<'a, K>(ReplacePages<'a, K>);
+
+impl<K: Send + Sync> PagedReplace<K> for QueuePages<'_, K> {
+    /// A page waits until the consumer has taken every queued delta: at most the page being
+    /// listed, the queued one and the batch being applied are held decoded.
+    fn ready(&self) -> BoxFuture<'_, ()> {
+        Box::pin(self.0.wait_for_room(0))
+    }
+
+    fn page(&mut self, items: Vec<Arc<K>>) -> Result<(), StoreError> {
+        self.0.page(items)
+    }
+
+    fn finish(self: Box<Self>, resource_version: &str) -> Result<(), StoreError> {
+        self.0.finish(resource_version)?;
+        sync_changed();
+        Ok(())
     }
 }

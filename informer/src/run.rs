@@ -81,7 +81,12 @@ fn start<K: Resource + Send + Sync + 'static>(
     }
     let lister_watcher: Arc<dyn ListerWatcher<K>> =
         Arc::from(lister_watcher.making_objects(making));
-    let queue = InformerQueue::new(inner.queue_mode, known);
+    let mut queue = InformerQueue::new(inner.queue_mode, known);
+    if inner.indexer.store().is_compact() {
+        // A compact cache is small: its list is applied page by page as it arrives, so that
+        // the decoded list is never held whole.
+        queue = queue.paged();
+    }
     let weak = Arc::downgrade(inner);
     // client-go's `HandleDeltas`: the popped deltas are applied to the indexer and each change
     // goes to the processor as the notification it is, in one step. `block_deltas` keeps a

@@ -99,4 +99,4 @@ pub use metrics::{NoopMetrics, ReflectorMetrics};
 #[cfg(feature = "prometheus")]
 pub use prometheus::PrometheusMetrics;
 pub use reflector::Reflector;
-pub use reflector_store::ReflectorStore;
+pub use reflector_store::{PagedReplace, ReflectorStore};

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use futures::future::BoxFuture;
 use kcache_store::{Indexer, Store, StoreError};
 use kube_core::Resource;
 
@@ -20,6 +21,13 @@ pub trait ReflectorStore<K>: Send + Sync {
     fn delete(&self, obj: Arc<K>) -> Result<(), StoreError>;
     /// Replaces the whole content with `items`, observed at `resource_version` (a list).
     fn replace(&self, items: Vec<Arc<K>>, resource_version: &str) -> Result<(), StoreError>;
+    /// A replace given page by page while the list arrives, if this store takes one: the
+    /// reflector then hands it each page as it is listed (waiting for
+    /// [`PagedReplace::ready`] first) and never holds the whole list. Default: `None`, the
+    /// list is gathered and given to [`replace`](Self::replace).
+    fn replace_in_pages(&self) -> Option<Box<dyn PagedReplace<K> + '_>> {
+        None
+    }
     /// Called every resync period while watching (queues re-emit their content). Default:
     /// nothing.
     fn resync(&self) -> Result<(), StoreError> {
@@ -36,6 +44,19 @@ pub trait ReflectorStore<K>: Send + Sync {
     fn update_resource_version(&self, resource_version: &str) {
         let _ = resource_version;
     }
+}
+
+/// A list given to a store page by page ([`ReflectorStore::replace_in_pages`]): the pages in
+/// order, then [`finish`](Self::finish) with the list's resource version. Dropped unfinished,
+/// the list failed: the store keeps what it was given, and the next list replaces it.
+pub trait PagedReplace<K>: Send {
+    /// Resolves when the store can take another page without holding more than its bound (its
+    /// consumer has caught up): the back-pressure that keeps a list from running ahead.
+    fn ready(&self) -> BoxFuture<'_, ()>;
+    /// Takes the next page of the list.
+    fn page(&mut self, items: Vec<Arc<K>>) -> Result<(), StoreError>;
+    /// The list ended at `resource_version`: what was not listed is gone.
+    fn finish(self: Box<Self>, resource_version: &str) -> Result<(), StoreError>;
 }
 
 impl<K: Resource + Send + Sync + 'static> ReflectorStore<K> for Indexer<K> {

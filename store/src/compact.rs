@@ -115,12 +115,12 @@ impl<K: Serialize + DeserializeOwned> Compact<K> {
 }
 
 impl<K> Compact<K> {
-    fn train(&self, objects: &[(String, Arc<K>)]) -> Result<Dictionary, BoxError> {
+    fn train(&self, objects: &[&K]) -> Result<Dictionary, BoxError> {
         let step = objects.len().div_ceil(TRAINING_SAMPLES).max(1);
         let samples = objects
             .iter()
             .step_by(step)
-            .map(|(_, obj)| (self.to_json)(obj))
+            .map(|obj| (self.to_json)(obj))
             .collect::<Result<Vec<_>, _>>()?;
         let total: usize = samples.iter().map(Vec::len).sum();
         // zstd wants about ten times the dictionary's size in samples.
@@ -178,11 +178,18 @@ impl<K> Holding<K> for Compact<K> {
         Ok(Arc::new((self.from_json)(&json)?))
     }
 
-    fn prepare(&self, objects: &[(String, Arc<K>)]) {
-        if self.dictionary.get().is_some() || objects.len() < MIN_TRAINING_OBJECTS {
+    fn prepare<'a>(&self, objects: impl Iterator<Item = &'a K>)
+    where
+        K: 'a,
+    {
+        if self.dictionary.get().is_some() {
             return;
         }
-        match self.train(objects) {
+        let objects: Vec<&K> = objects.collect();
+        if objects.len() < MIN_TRAINING_OBJECTS {
+            return;
+        }
+        match self.train(&objects) {
             Ok(dictionary) => {
                 tracing::debug!(id = dictionary.id, "compact cache: dictionary trained");
                 // A concurrent replace may have trained one first: either serves.

@@ -16,9 +16,15 @@ pub(crate) trait Holding<K> {
     /// The object back from what is held; called with the lock released where it can be.
     fn object(&self, held: Self::Held) -> Result<Arc<K>, BoxError>;
 
-    /// Called by a replace with the objects it is about to hold, before any is held (the compact
-    /// holding trains its dictionary there).
-    fn prepare(&self, _objects: &[(String, Arc<K>)]) {}
+    /// Called with objects the store is about to hold, before any of them is held: by a
+    /// replace, and by a consumer about to store a relist's page one object at a time (the
+    /// compact holding trains its dictionary there, once). A holding that needs nothing does
+    /// not iterate.
+    fn prepare<'a>(&self, _objects: impl Iterator<Item = &'a K>)
+    where
+        K: 'a,
+    {
+    }
 }
 
 /// The default holding: the object's `Arc` itself, shared with the queue and the handlers.

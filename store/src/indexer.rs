@@ -195,6 +195,15 @@ impl<K: Resource + Send + Sync + 'static> Indexer<K> {
         }
     }
 
+    /// Tells the cache which objects it is about to hold when they will be stored one at a time
+    /// (the pages of a relist; see [`ThreadSafeStore::prepare`]).
+    pub fn prepare<'a>(&self, objects: impl Iterator<Item = &'a Arc<K>>)
+    where
+        K: 'a,
+    {
+        self.store.prepare(objects);
+    }
+
     /// [`Store::replace`] with every object's key already computed (by a caller that needed the
     /// keys itself).
     pub fn replace_keyed(

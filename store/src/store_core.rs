@@ -294,6 +294,14 @@ impl<K, H: Holding<K>> Core<K, H> {
         self.inner.read().items.get(key).cloned()
     }
 
+    /// Tells the holding which objects are about to be stored (see [`Holding::prepare`]).
+    pub(crate) fn prepare<'a>(&self, objects: impl Iterator<Item = &'a K>)
+    where
+        K: 'a,
+    {
+        self.holding.prepare(objects);
+    }
+
     /// Every key.
     pub(crate) fn list_keys(&self) -> Vec<ObjectKey> {
         self.inner.read().items.keys().cloned().collect()
@@ -302,7 +310,7 @@ impl<K, H: Holding<K>> Core<K, H> {
     /// Replaces every object with `items` (later duplicates of a key win) and rebuilds every
     /// index. Nothing changes if an index function fails.
     pub(crate) fn replace(&self, items: Vec<(String, Arc<K>)>) -> Result<(), StoreError> {
-        self.holding.prepare(&items);
+        self.holding.prepare(items.iter().map(|(_, obj)| &**obj));
         let objects: AHashMap<ObjectKey, Arc<K>> = items
             .into_iter()
             .map(|(k, v)| (ObjectKey::from(k), v))

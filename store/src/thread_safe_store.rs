@@ -212,6 +212,16 @@ impl<K> ThreadSafeStore<K> {
         with_core!(self, core => core.replace(items))
     }
 
+    /// Tells the store which objects it is about to hold when they will be stored one at a time
+    /// (the pages of a relist): a compact store that has no dictionary yet trains it from them
+    /// (if there are at least 16); the default store does nothing.
+    pub fn prepare<'a>(&self, objects: impl Iterator<Item = &'a Arc<K>>)
+    where
+        K: 'a,
+    {
+        with_core!(self, core => core.prepare(objects.map(|obj| &**obj)));
+    }
+
     /// The objects sharing at least one value with `obj` in the index `name`.
     pub fn index(&self, name: &str, obj: &K) -> Result<Vec<Arc<K>>, StoreError> {
         match &self.repr {

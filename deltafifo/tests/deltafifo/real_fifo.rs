@@ -293,3 +293,62 @@ async fn pop_keyed_batch_hands_out_each_delta_with_the_key_computed_when_it_was_
         .unwrap();
     assert_eq!(keys, [false]);
 }
+
+/// The kinds of a popped batch, and whether it was in the initial list.
+async fn pop_kinds(q: &RealFifo<Pod>) -> (Vec<DeltaType>, bool) {
+    q.pop_batch(|d, initial| {
+        Ok::<_, ProcessError<Infallible>>((d.iter().map(Delta::kind).collect(), initial))
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test]
+async fn a_replace_in_pages_queues_each_page_at_once_and_syncs_only_after_its_end() {
+    for q in [plain(), atomic()] {
+        let mut pages = q.replace_in_pages();
+        pages.page(vec![pod(0, 1), pod(1, 1)]).unwrap();
+        assert_eq!(q.len(), 2);
+        assert_eq!(pop_kinds(&q).await, (vec![Replaced, Replaced], true));
+        // Every page popped, but the list has not ended: not synced.
+        assert!(!q.has_synced());
+        pages.page(vec![pod(2, 1)]).unwrap();
+        pages.finish("7").unwrap();
+        assert!(!q.has_synced());
+        assert_eq!(pop_kinds(&q).await, (vec![Replaced], true));
+        assert!(!q.has_synced());
+        let end = q
+            .pop(|d, initial| {
+                let Some(Delta::ReplaceEnd {
+                    resource_version,
+                    listed,
+                }) = d.newest()
+                else {
+                    panic!("expected the end of the replace, got {d:?}");
+                };
+                let mut keys: Vec<String> = listed.iter().map(|k| k.to_string()).collect();
+                keys.sort();
+                Ok::<_, ProcessError<Infallible>>((resource_version.clone(), keys, initial))
+            })
+            .await
+            .unwrap();
+        assert_eq!(end, ("7".to_string(), vec![key(0), key(1), key(2)], true));
+        assert!(q.has_synced());
+    }
+}
+
+#[tokio::test]
+async fn waiting_for_room_in_a_replace_in_pages_ends_when_the_consumer_took_the_queue() {
+    let q = Arc::new(plain());
+    let mut pages = q.replace_in_pages();
+    pages.page(vec![pod(0, 1), pod(1, 1)]).unwrap();
+    // Room for two queued deltas: at once.
+    pages.wait_for_room(2).await;
+    let consumer = {
+        let q = Arc::clone(&q);
+        tokio::spawn(async move { pop_kinds(&q).await })
+    };
+    pages.wait_for_room(0).await;
+    assert!(q.is_empty());
+    assert_eq!(consumer.await.unwrap(), (vec![Replaced, Replaced], true));
+}

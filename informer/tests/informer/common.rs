@@ -5,7 +5,7 @@ use std::sync::Arc;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Pod;
 use kcache_informer::{
-    EventStream, InformerEvent, ResourceEventHandler, SharedIndexInformer,
+    EventStream, InformerEvent, QueueMode, ResourceEventHandler, SharedIndexInformer,
     SharedIndexInformerBuilder,
 };
 use kcache_reflector::ListerWatcher;
@@ -39,6 +39,19 @@ impl Cache {
             Cache::Shared => builder,
             Cache::Compact => builder.compact_cache(),
         }
+    }
+}
+
+impl Cache {
+    /// The two notifications of a relist (one deletion, one listed object) as received in
+    /// `mode`, deletion first: the DeltaFifo queues a relist's deletions after the listed
+    /// objects, and so does a compact informer's in-order queue, which takes the relist page by
+    /// page and knows its deletions only at the end.
+    pub(crate) fn deletion_first(self, mode: QueueMode, mut pair: Vec<String>) -> Vec<String> {
+        if mode == QueueMode::DeltaFifo || matches!(self, Cache::Compact) {
+            pair.reverse();
+        }
+        pair
     }
 }
 

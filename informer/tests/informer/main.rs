@@ -10,6 +10,7 @@ mod making;
 #[cfg(feature = "prometheus")]
 mod metrics;
 mod object_cache;
+mod paged;
 mod processor;
 mod queue_semantics;
 mod resync;

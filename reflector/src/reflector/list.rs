@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use kcache_store::StoreError;
 use kube_core::Resource;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -11,11 +12,69 @@ use super::Reflector;
 use crate::config::DEFAULT_PAGE_SIZE;
 use crate::error::{ReflectorError, is_expired, is_too_large_resource_version};
 use crate::lister_watcher::{ListOptions, ListWatchError, ListerWatcher};
-use crate::reflector_store::ReflectorStore;
+use crate::reflector_store::{PagedReplace, ReflectorStore};
+
+/// Where a list's pages go: gathered for one `replace`, or given to the store one by one as
+/// they arrive (a store that takes a replace in pages).
+enum Pages<'s, K> {
+    Gathered(Vec<Arc<K>>),
+    Given {
+        replace: Box<dyn PagedReplace<K> + 's>,
+        count: usize,
+    },
+}
+
+impl<K> Pages<'_, K> {
+    /// The objects listed so far.
+    fn count(&self) -> usize {
+        match self {
+            Self::Gathered(items) => items.len(),
+            Self::Given { count, .. } => *count,
+        }
+    }
+
+    /// Takes the next page: gathered, or given to the store once it has room.
+    async fn take(&mut self, mut items: Vec<Arc<K>>) -> Result<(), StoreError> {
+        match self {
+            Self::Gathered(gathered) if gathered.is_empty() => *gathered = items,
+            Self::Gathered(gathered) => gathered.append(&mut items),
+            Self::Given { replace, count } => {
+                replace.ready().await;
+                *count += items.len();
+                replace.page(items)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends the list at `resource_version`: the store is replaced.
+    fn finish<S: ReflectorStore<K> + ?Sized>(
+        self,
+        store: &S,
+        resource_version: &str,
+    ) -> Result<(), StoreError> {
+        match self {
+            Self::Gathered(items) => store.replace(items, resource_version),
+            Self::Given { replace, .. } => replace.finish(resource_version),
+        }
+    }
+}
+
+/// Why a paginated list failed: the list, or the store given its pages.
+enum PagerError {
+    List(ListWatchError),
+    Store(StoreError),
+}
+
+impl From<ListWatchError> for PagerError {
+    fn from(err: ListWatchError) -> Self {
+        Self::List(err)
+    }
+}
 
 /// The result of a paginated list.
-struct Listed<K> {
-    items: Vec<Arc<K>>,
+struct Listed<'s, K> {
+    pages: Pages<'s, K>,
     resource_version: String,
     paginated: bool,
 }
@@ -45,7 +104,7 @@ where
         let started = Instant::now();
         let listing = async {
             let mut result = self.pager_list(&resource_version, page_size).await;
-            if let Err(err) = &result
+            if let Err(PagerError::List(err)) = &result
                 && (is_expired(err) || is_too_large_resource_version(err))
             {
                 tracing::debug!(
@@ -66,25 +125,24 @@ where
         };
         let listed = match listed {
             Ok(l) => l,
-            Err(source) => {
+            Err(PagerError::List(source)) => {
                 self.config.metrics.list_failed(&self.name);
                 return Err(ReflectorError::List {
                     name: self.name.clone(),
                     source,
                 });
             }
+            Err(PagerError::Store(source)) => return Err(self.sync_error(source)),
         };
         if resource_version == "0" && listed.paginated {
             self.state.lock().paginated_result = true;
         }
         self.set_resource_version_unavailable(false);
-        let count = listed.items.len();
-        self.store
-            .replace(listed.items, &listed.resource_version)
-            .map_err(|source| ReflectorError::Sync {
-                name: self.name.clone(),
-                source,
-            })?;
+        let count = listed.pages.count();
+        listed
+            .pages
+            .finish(&*self.store, &listed.resource_version)
+            .map_err(|source| self.sync_error(source))?;
         self.set_last_sync_resource_version(&listed.resource_version);
         self.config
             .metrics
@@ -101,29 +159,25 @@ where
         &self,
         resource_version: &str,
         limit: u32,
-    ) -> Result<Listed<K>, ListWatchError> {
+    ) -> Result<Listed<'_, K>, PagerError> {
         let first = ListOptions {
             resource_version: (!resource_version.is_empty()).then(|| resource_version.to_owned()),
             limit: (limit > 0).then_some(limit),
             ..ListOptions::default()
         };
         let mut options = first.clone();
-        let mut items = Vec::new();
+        let mut pages = self.pages();
         let mut paginated = false;
         let mut first_resource_version = None;
         loop {
             match self.lister_watcher.list(&options).await {
-                Ok(mut page) => {
+                Ok(page) => {
                     let resource_version =
                         first_resource_version.get_or_insert(page.resource_version);
-                    if items.is_empty() {
-                        items = page.items;
-                    } else {
-                        items.append(&mut page.items);
-                    }
+                    pages.take(page.items).await.map_err(PagerError::Store)?;
                     self.config.metrics.list_page(
                         &self.name,
-                        items.len(),
+                        pages.count(),
                         page.remaining_item_count,
                     );
                     match page.continue_token.filter(|c| !c.is_empty()) {
@@ -135,7 +189,7 @@ where
                         }
                         None => {
                             return Ok(Listed {
-                                items,
+                                pages,
                                 resource_version: std::mem::take(resource_version),
                                 paginated,
                             });
@@ -147,23 +201,42 @@ where
                         error = &err as &dyn std::error::Error,
                         "continue token expired, listing in full"
                     );
-                    drop(items);
+                    // Pages already given stay given: the full list is of the same snapshot.
+                    drop(pages);
                     let full = ListOptions {
                         limit: None,
                         ..first
                     };
                     let page = self.lister_watcher.list(&full).await?;
+                    let mut pages = self.pages();
+                    pages.take(page.items).await.map_err(PagerError::Store)?;
                     self.config
                         .metrics
-                        .list_page(&self.name, page.items.len(), None);
+                        .list_page(&self.name, pages.count(), None);
                     return Ok(Listed {
-                        items: page.items,
+                        pages,
                         resource_version: page.resource_version,
                         paginated,
                     });
                 }
-                Err(err) => return Err(err),
+                Err(err) => return Err(err.into()),
             }
+        }
+    }
+
+    /// Where the pages of a list go: to the store as they arrive if it takes a replace in
+    /// pages, else gathered.
+    fn pages(&self) -> Pages<'_, K> {
+        match self.store.replace_in_pages() {
+            Some(replace) => Pages::Given { replace, count: 0 },
+            None => Pages::Gathered(Vec::new()),
+        }
+    }
+
+    fn sync_error(&self, source: StoreError) -> ReflectorError {
+        ReflectorError::Sync {
+            name: self.name.clone(),
+            source,
         }
     }
 }

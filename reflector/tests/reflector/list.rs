@@ -316,3 +316,94 @@ async fn list_errors_reach_the_error_handler_and_retry_after_backoff() {
     assert_eq!(store.len(), 1);
     running.stop().await;
 }
+
+/// A store taking a replace page by page: records each page's names and the end.
+#[derive(Default)]
+struct PagedStore {
+    ops: parking_lot::Mutex<Vec<String>>,
+}
+
+struct Pages<'a>(&'a PagedStore);
+
+impl kcache_reflector::PagedReplace<k8s_openapi::api::core::v1::Pod> for Pages<'_> {
+    fn ready(&self) -> futures::future::BoxFuture<'_, ()> {
+        Box::pin(async { self.0.ops.lock().push("ready".into()) })
+    }
+    fn page(
+        &mut self,
+        items: Vec<Arc<k8s_openapi::api::core::v1::Pod>>,
+    ) -> Result<(), kcache_store::StoreError> {
+        let names: Vec<&str> = items
+            .iter()
+            .filter_map(|p| p.metadata.name.as_deref())
+            .collect();
+        self.0.ops.lock().push(format!("page {}", names.join(",")));
+        Ok(())
+    }
+    fn finish(self: Box<Self>, resource_version: &str) -> Result<(), kcache_store::StoreError> {
+        self.0.ops.lock().push(format!("finish {resource_version}"));
+        Ok(())
+    }
+}
+
+impl kcache_reflector::ReflectorStore<k8s_openapi::api::core::v1::Pod> for PagedStore {
+    fn add(&self, _: Arc<k8s_openapi::api::core::v1::Pod>) -> Result<(), kcache_store::StoreError> {
+        Ok(())
+    }
+    fn update(
+        &self,
+        _: Arc<k8s_openapi::api::core::v1::Pod>,
+    ) -> Result<(), kcache_store::StoreError> {
+        Ok(())
+    }
+    fn delete(
+        &self,
+        _: Arc<k8s_openapi::api::core::v1::Pod>,
+    ) -> Result<(), kcache_store::StoreError> {
+        Ok(())
+    }
+    fn replace(
+        &self,
+        items: Vec<Arc<k8s_openapi::api::core::v1::Pod>>,
+        _: &str,
+    ) -> Result<(), kcache_store::StoreError> {
+        self.ops.lock().push(format!("replace {}", items.len()));
+        Ok(())
+    }
+    fn replace_in_pages(
+        &self,
+    ) -> Option<Box<dyn kcache_reflector::PagedReplace<k8s_openapi::api::core::v1::Pod> + '_>> {
+        Some(Box::new(Pages(self)))
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_store_taking_pages_is_given_each_page_once_ready_then_the_lists_resource_version() {
+    let source = Arc::new(FakeControllerSource::<k8s_openapi::api::core::v1::Pod>::new());
+    for i in 0..5 {
+        source.add(pod(&format!("p{i}"), ""));
+    }
+    let store = Arc::new(PagedStore::default());
+    let reflector = Arc::new(Reflector::new(
+        Arc::clone(&source),
+        Arc::clone(&store),
+        ReflectorConfig::default().page_size(2),
+    ));
+    let running = run(&reflector);
+    // Three list pages, then the watch.
+    source.wait_for_calls(4).await;
+    assert_eq!(
+        *store.ops.lock(),
+        [
+            "ready",
+            "page p0,p1",
+            "ready",
+            "page p2,p3",
+            "ready",
+            "page p4",
+            "finish 5"
+        ]
+    );
+    assert_eq!(reflector.last_sync_resource_version(), "5");
+    running.stop().await;
+}
