@@ -108,9 +108,12 @@ fn lists(c: &mut Criterion) {
     group.bench_function(BenchmarkId::new("consistent_from_cache", n), |b| {
         b.iter(|| rt.block_on(fetch(&client, "/api/v1/pods")));
     });
-    group.bench_function(BenchmarkId::new("paginated_500_from_cache_snapshot", n), |b| {
-        b.iter(|| rt.block_on(paginate(&client, 500)));
-    });
+    group.bench_function(
+        BenchmarkId::new("paginated_500_from_cache_snapshot", n),
+        |b| {
+            b.iter(|| rt.block_on(paginate(&client, 500)));
+        },
+    );
     group.finish();
     drop(server);
 }
