@@ -10,7 +10,8 @@
 //! - page.rs: one page of a list read from the state or a snapshot, in key order;
 //! - watchers.rs: registering watchers and where they start;
 //! - dispatch.rs: delivering events and bookmarks to watchers;
-//! - store.rs: the [`Store`](kcache_store::Store) impl a reflector writes through.
+//! - store.rs: the kcache-reflector `ReflectorStore` impl a reflector writes through (each
+//!   event's snapshot taken there).
 
 use std::collections::VecDeque;
 use std::fmt;
