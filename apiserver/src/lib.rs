@@ -5,12 +5,14 @@
 //!   [`MemoryStorage`] keeps a bounded, compacting multi-version history; with the `etcd`
 //!   feature, `EtcdStorage` keeps the objects in etcd v3 (`TestEtcd` runs one for tests).
 //! - Per resource, a kcache-reflector [`Reflector`](kcache_reflector::Reflector) lists and watches storage through a [`ListerWatcher`]
-//!   ([`StorageListerWatcher`]) and feeds a [`WatchCache`] through the kcache-store
-//!   [`Store`](kcache_store::Store) trait: the current state (an
-//!   [`Indexer`](kcache_store::Indexer)) plus a ring buffer of events. Watches and most lists
-//!   are served from it with the API server's rules (resource versions, 410 Expired inside a
-//!   200 stream, freshness waits, selectors, bookmarks, streaming watch-list, bounded
-//!   per-watcher buffers with a dispatch budget). Each event is encoded once.
+//!   ([`StorageListerWatcher`]) and feeds a [`WatchCache`] through the kcache-reflector
+//!   [`ReflectorStore`](kcache_reflector::ReflectorStore) trait: the current state (a persistent
+//!   ordered map, with a snapshot per event in the window) plus a ring buffer of events.
+//!   Watches and lists are served from it with the API server's rules (resource versions, 410
+//!   Expired inside a 200 stream, freshness waits, selectors, bookmarks, streaming watch-list,
+//!   bounded per-watcher buffers with a dispatch budget; paginated and exact-resourceVersion
+//!   lists from the snapshots while the window has them, as Kubernetes 1.34). Each event is
+//!   encoded once.
 //! - [`ApiServer`] serves the HTTP API (core and group paths, list, watch, get, create, update,
 //!   patch, delete, dry runs, status and scale subresources, Table output, discovery, OpenAPI
 //!   v2 and v3; bodies in JSON, YAML or Kubernetes' protobuf encoding; validation with the API

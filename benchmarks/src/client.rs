@@ -107,7 +107,8 @@ async fn kcache(client: Client, role: Role, probe: Arc<Probe>) -> Result<(), Box
 /// `default_backoff()`, the stream polled by the future `#[tokio::main]` blocks on, the store's
 /// reader on a task of its own (here, the one following the parent's commands).
 /// [`Role::KubeRuntime`] lists with `any_semantic()` (resourceVersion=0, as kcache's first
-/// list), [`Role::KubeRuntimeDefault`] with the default (the most recent, paged from storage).
+/// list), [`Role::KubeRuntimeDefault`] with the default (the most recent, paged from a
+/// watch-cache snapshot).
 async fn kube_runtime(client: Client, role: Role, probe: Arc<Probe>) -> Result<(), BoxError> {
     let (start, cpu) = (Instant::now(), Cpu::now());
     let mut config = watcher::Config::default();

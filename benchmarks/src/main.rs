@@ -9,7 +9,7 @@
 //!    compact cache, `compact_cache_for::<Pod>()`);
 //! 2. kube-runtime 5: `watcher` + `reflector` as its examples run them (`default_backoff()`, the
 //!    stream polled by the main future), listing as kcache does (`any_semantic()`), and once more
-//!    with its default list (the most recent, paged from storage);
+//!    with its default list (the most recent, paged from a watch-cache snapshot);
 //! 3. the limit: serde_json decoding the same list pages on one thread; the floor: the raw watch
 //!    lines, not decoded.
 //!
@@ -111,7 +111,7 @@ enum Role {
     /// resourceVersion=0, answered from the watch cache).
     KubeRuntime,
     /// kube-runtime's watcher + reflector with its defaults (the most recent list, in pages of
-    /// 500 from storage).
+    /// 500 from the watch cache's snapshot).
     KubeRuntimeDefault,
     /// serde_json decoding the list pages on one thread.
     Decode,
@@ -152,7 +152,7 @@ impl Role {
             | Role::KcacheCompact
             | Role::KubeRuntime => "resourceVersion=0&limit=500: one answer from the watch cache",
             Role::KubeRuntimeDefault | Role::Decode | Role::Wire => {
-                "limit=500: the most recent, in pages from storage"
+                "limit=500: the most recent, in pages from a watch-cache snapshot"
             }
         }
     }

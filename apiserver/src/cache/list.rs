@@ -1,13 +1,23 @@
-//! Reads of the current state: freshness waits and filtered, key-ordered snapshots.
+//! Reads of the state: freshness waits, the current state or the snapshot at a resource version,
+//! and filtered, key-ordered lists of it.
 
 use std::sync::Arc;
 
-use kcache_store::{NAMESPACE_INDEX, Store};
-
-use super::{CacheState, WatchCache, key_of};
+use super::page::{Scope, page};
+use super::snapshots::Objects;
+use super::{CacheState, WatchCache};
 use crate::error::ApiError;
 use crate::filter::Filter;
 use crate::object::Object;
+
+/// Which state of the cache a read takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ReadAt {
+    /// The current state, at the cache's resource version.
+    Latest,
+    /// The state at exactly this resource version, from the snapshot covering it.
+    Exact(u64),
+}
 
 impl WatchCache {
     /// Waits until the cache has reached `rv` (and is ready), for at most the freshness
@@ -26,29 +36,40 @@ impl WatchCache {
         }
     }
 
+    /// Whether the cache has had its first list.
+    pub(crate) fn is_ready(&self) -> bool {
+        self.state.read().ready
+    }
+
+    /// Whether a read of the state at exactly `rv` can be served here: the cache has not
+    /// reached `rv` yet (the read waits for it), or a snapshot covers it (Kubernetes'
+    /// `shouldDelegateExactRV`).
+    pub(crate) fn can_serve_exact(&self, rv: u64) -> bool {
+        let state = self.state.read();
+        rv > state.rv || state.snapshots.at(rv).is_some()
+    }
+
+    /// The objects at `at` and the resource version they are at: O(1), a clone of the
+    /// persistent map. `None` when no snapshot covers an exact resource version (any more).
+    pub(crate) fn read(&self, at: ReadAt) -> Option<(Objects, u64)> {
+        let state = self.state.read();
+        match at {
+            ReadAt::Latest => Some((state.objects.clone(), state.rv)),
+            ReadAt::Exact(rv) if rv <= state.rv => {
+                state.snapshots.at(rv).map(|objects| (objects.clone(), rv))
+            }
+            ReadAt::Exact(_) => None,
+        }
+    }
+
     /// The objects passing `filter`, ordered by key, and the cache's resource version.
     pub(crate) fn list(&self, filter: &Filter) -> (Vec<Arc<Object>>, u64) {
         let state = self.state.read();
-        let mut items = self.snapshot(&state, filter);
-        items.sort_by_cached_key(|o| key_of(o));
-        (items, state.rv)
+        (self.snapshot(&state, filter), state.rv)
     }
 
+    /// The current objects passing `filter`, ordered by key.
     pub(super) fn snapshot(&self, state: &CacheState, filter: &Filter) -> Vec<Arc<Object>> {
-        let candidates = match &filter.namespace {
-            Some(ns) if self.def.namespaced => state
-                .store
-                .by_index(NAMESPACE_INDEX, ns)
-                .unwrap_or_default(),
-            _ => state.store.list(),
-        };
-        if filter.selects_all() && (filter.namespace.is_none() || self.def.namespaced) {
-            candidates
-        } else {
-            candidates
-                .into_iter()
-                .filter(|o| filter.matches(o))
-                .collect()
-        }
+        page(&state.objects, &Scope::new(&self.def, filter), None, None).items
     }
 }

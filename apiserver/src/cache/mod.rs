@@ -1,19 +1,22 @@
-//! The watch cache: the current state of one resource (a kcache-store [`Indexer`]) plus a ring
-//! buffer of recent events, fed through the [`Store`](kcache_store::Store) trait, and the watchers served from it.
+//! The watch cache: the current state of one resource (a persistent ordered map) with a
+//! snapshot per event still in the ring buffer of recent events, fed through the kcache-reflector
+//! `ReflectorStore` trait, and the watchers served from it.
 //!
 //! - config.rs: [`CacheConfig`];
 //! - event.rs: the ring buffer's events and what a watcher's stream receives;
 //! - ring.rs: the event window and its dynamic capacity;
-//! - list.rs: freshness waits and filtered snapshots;
+//! - snapshots.rs: the ordered state and its snapshots per resource version;
+//! - list.rs: freshness waits and reads of the state or of a snapshot;
+//! - page.rs: one page of a list read from the state or a snapshot, in key order;
 //! - watchers.rs: registering watchers and where they start;
 //! - dispatch.rs: delivering events and bookmarks to watchers;
-//! - store.rs: the [`Store`](kcache_store::Store) impl a reflector writes through.
+//! - store.rs: the kcache-reflector `ReflectorStore` impl a reflector writes through (each
+//!   event's snapshot taken there).
 
 use std::collections::VecDeque;
 use std::fmt;
 use std::sync::Arc;
 
-use kcache_store::Indexer;
 use kube_core::Resource;
 use parking_lot::{Mutex, RwLock};
 use tokio::sync::{mpsc, watch};
@@ -25,7 +28,9 @@ mod config;
 mod dispatch;
 mod event;
 mod list;
+mod page;
 mod ring;
+mod snapshots;
 mod store;
 #[cfg(test)]
 mod tests;
@@ -33,13 +38,21 @@ mod watchers;
 
 pub use config::CacheConfig;
 pub(crate) use event::{CacheEvent, Msg, WatchKind, event_frame};
+pub(crate) use list::ReadAt;
+pub(crate) use page::{Scope, page};
+pub(crate) use snapshots::Objects;
 pub(crate) use watchers::{WatchHandle, WatchRequest, WatchStart};
 
 use dispatch::Dispatch;
+use snapshots::Snapshots;
 use watchers::Watchers;
 
 struct CacheState {
-    store: Indexer<Object>,
+    /// The current objects by key.
+    objects: Objects,
+    /// The objects at the resource version of each event in the ring (and of the last relist
+    /// while its events fill the ring).
+    snapshots: Snapshots,
     ring: VecDeque<Arc<CacheEvent>>,
     /// The ring's current capacity.
     capacity: usize,
@@ -90,7 +103,8 @@ impl WatchCache {
         Self {
             def,
             state: RwLock::new(CacheState {
-                store: Indexer::with_namespace_index(),
+                objects: Objects::new(),
+                snapshots: Snapshots::default(),
                 ring: VecDeque::new(),
                 capacity: config.capacity.max(1),
                 rv: 0,

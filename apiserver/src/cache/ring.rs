@@ -1,23 +1,29 @@
-//! The ring buffer of recent events: its window and its dynamic capacity.
+//! The ring buffer of recent events: its window and its dynamic capacity. The snapshots of the
+//! state leave with their events.
 
 use tokio::time::Instant;
 
 use super::event::CacheEvent;
 use super::{CacheState, WatchCache};
 
+/// Drops the oldest event and, as Kubernetes does when its ring is full, the snapshots up to
+/// its resource version: an exact read of an older state goes to storage.
 pub(super) fn evict_oldest(state: &mut CacheState) {
     if let Some(evicted) = state.ring.pop_front() {
         state.window_start = state.window_start.max(evicted.rv);
+        state.snapshots.remove_through(evicted.rv);
     }
 }
 
 impl WatchCache {
     /// Empties the event window: watches must start from the cache's current resource version
-    /// or later.
+    /// or later, and lists at an exact older resource version (or continuing one) go to storage
+    /// (only the newest snapshot, the current state, is kept).
     pub fn compact_window(&self) {
         let mut state = self.state.write();
         state.ring.clear();
         state.window_start = state.rv;
+        state.snapshots.keep_newest();
     }
 
     /// Grows or shrinks a full ring (see [`CacheConfig::max_capacity`](super::CacheConfig::max_capacity)).

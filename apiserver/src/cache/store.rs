@@ -1,16 +1,18 @@
 //! The reflector-facing side: the [`ReflectorStore`] a kcache-reflector writes the resource's
-//! list and watch events into; each write updates the state and appends to the ring buffer.
+//! list and watch events into; each write updates the state, appends to the ring buffer and
+//! takes the snapshot of the state at the event's resource version.
 
 use std::sync::{Arc, OnceLock};
 
 use kcache_reflector::ReflectorStore;
-use kcache_store::{Store, StoreError};
+use kcache_store::StoreError;
 use kube_core::Resource;
 use tokio::time::Instant;
 
 use super::dispatch::Dispatch;
 use super::event::CacheEvent;
 use super::ring::evict_oldest;
+use super::snapshots::Objects;
 use super::{CacheState, WatchCache, key_of};
 use crate::deletion::is_namespace;
 use crate::object::Object;
@@ -20,23 +22,19 @@ use crate::storage::EventType;
 
 impl WatchCache {
     fn apply(&self, obj: Arc<Object>, deleted: bool) -> Result<(), StoreError> {
-        let key = key_of(&obj);
+        let key: Arc<str> = key_of(&obj).into();
         let rv = obj.resource_version_u64();
         let mut state = self.state.write();
-        let previous = state.store.get_by_key(&key);
-        let event_type = match (deleted, previous.is_some()) {
-            (true, _) => {
-                state.store.delete_by_key(&key);
-                EventType::Deleted
-            }
-            (false, had) => {
-                Store::add(&state.store, Arc::clone(&obj))?;
-                if had {
-                    EventType::Modified
-                } else {
-                    EventType::Added
-                }
-            }
+        let (event_type, previous) = if deleted {
+            (EventType::Deleted, state.objects.remove(&key))
+        } else {
+            let previous = state.objects.insert(key, Arc::clone(&obj));
+            let event_type = if previous.is_some() {
+                EventType::Modified
+            } else {
+                EventType::Added
+            };
+            (event_type, previous)
         };
         if deleted && previous.is_none() {
             // Nothing to tell watchers about an object the cache never had.
@@ -60,6 +58,10 @@ impl WatchCache {
             evict_oldest(&mut state);
         }
         state.ring.push_back(Arc::clone(&event));
+        let CacheState {
+            objects, snapshots, ..
+        } = &mut *state;
+        snapshots.add(rv, objects);
         let _ = self.dispatch.send(Dispatch::Event(event));
         self.advance(&mut state, rv);
         Ok(())
@@ -120,7 +122,12 @@ impl ReflectorStore<Object> for WatchCache {
         let rv = resource_version::parse_or_zero(resource_version);
         let was_ready = {
             let mut state = self.state.write();
-            Store::replace(&state.store, items, resource_version)?;
+            let objects: Objects = items
+                .into_iter()
+                .map(|obj| (Arc::from(key_of(&obj)), obj))
+                .collect();
+            state.snapshots.reset(rv, &objects);
+            state.objects = objects;
             state.ring.clear();
             state.window_start = rv;
             let was_ready = state.ready;

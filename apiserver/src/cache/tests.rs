@@ -195,3 +195,49 @@ async fn only_lifecycle_changes_move_the_lifecycle_version() {
     assert_eq!(cache.lifecycle_version(), 8, "a label changed");
     assert_eq!(cache.resource_version(), 9);
 }
+
+/// The names at `at` (`None`: no snapshot covers it).
+fn names_at(cache: &WatchCache, at: ReadAt) -> Option<Vec<String>> {
+    let (objects, _) = cache.read(at)?;
+    Some(objects.keys().map(|k| k.to_string()).collect())
+}
+
+#[tokio::test]
+async fn snapshots_give_the_state_at_each_resource_version_and_leave_with_their_events() {
+    let cache = cache(CacheConfig {
+        capacity: 2,
+        ..CacheConfig::default()
+    });
+    cache.add(cm("b", 2)).unwrap();
+    cache.add(cm("a", 4)).unwrap();
+    // The relist at 1 and the events at 2 and 4 are in a window of two events.
+    assert_eq!(names_at(&cache, ReadAt::Exact(1)), Some(vec![]));
+    assert_eq!(
+        names_at(&cache, ReadAt::Exact(3)),
+        Some(vec!["default/b".to_owned()])
+    );
+    assert_eq!(
+        names_at(&cache, ReadAt::Latest),
+        Some(vec!["default/a".to_owned(), "default/b".to_owned()])
+    );
+    // A third event pushes the one at 2 out, and the states up to it with it.
+    cache.delete(cm("b", 5)).unwrap();
+    assert!(!cache.can_serve_exact(3));
+    assert_eq!(names_at(&cache, ReadAt::Exact(3)), None);
+    assert_eq!(names_at(&cache, ReadAt::Exact(4)).map(|n| n.len()), Some(2));
+    assert_eq!(
+        names_at(&cache, ReadAt::Exact(5)),
+        Some(vec!["default/a".to_owned()])
+    );
+    // A resource version the cache has not reached yet is served once it gets there.
+    assert!(cache.can_serve_exact(9));
+    assert_eq!(names_at(&cache, ReadAt::Exact(9)), None);
+    // Emptying the window keeps only the current state.
+    cache.compact_window();
+    assert_eq!(names_at(&cache, ReadAt::Exact(4)), None);
+    assert_eq!(
+        names_at(&cache, ReadAt::Exact(5)),
+        Some(vec!["default/a".to_owned()])
+    );
+    assert_eq!(cache.state.read().snapshots.len(), 1);
+}

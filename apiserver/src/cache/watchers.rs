@@ -7,8 +7,8 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+use super::WatchCache;
 use super::event::Msg;
-use super::{WatchCache, key_of};
 use crate::error::ApiError;
 use crate::filter::Filter;
 
@@ -113,8 +113,7 @@ impl WatchCache {
                 n.max(state.rv)
             }
             WatchStart::State | WatchStart::WatchList => {
-                let mut items = self.snapshot(&state, &req.filter);
-                items.sort_by_cached_key(|o| key_of(o));
+                let items = self.snapshot(&state, &req.filter);
                 initial.extend(items.into_iter().map(Msg::Initial));
                 if req.start == WatchStart::WatchList {
                     initial.push(Msg::InitialEventsEnd(state.rv));

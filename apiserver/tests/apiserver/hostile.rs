@@ -122,6 +122,35 @@ async fn bad_selectors_tokens_and_parameters_are_4xx_statuses_and_change_nothing
 }
 
 #[tokio::test]
+async fn continue_tokens_pointing_outside_the_namespace_list_only_the_namespace() {
+    let (_server, c, _) = one_config_map().await;
+    let (code, _) = post(
+        &c,
+        "/api/v1/namespaces/kube-public/configmaps",
+        &configmap("b", "1"),
+    )
+    .await;
+    assert_eq!(code, 201);
+    let (_, list) = get(&c, CMS).await;
+    let rv: u64 = list["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    for (start, expected) in [
+        ("kube-public/b", vec![]),
+        ("a", vec!["a"]),
+        ("", vec!["a"]),
+        ("\u{10ffff}", vec![]),
+    ] {
+        let t = token(&json!({"v": "meta.k8s.io/v1", "rv": rv, "start": start}));
+        let (code, page) = get(&c, &format!("{CMS}?limit=5&continue={t}")).await;
+        assert_eq!(code, 200, "{start:?}: {page}");
+        assert_eq!(names(&page), expected, "{start:?}");
+    }
+}
+
+#[tokio::test]
 async fn a_field_selector_not_utf8_once_decoded_selects_nothing_as_on_a_real_server() {
     // A real API server does not check a field selector's value for UTF-8: the bytes are only a
     // value no object has, so a list answers 200 with no items and a delete-collection deletes

@@ -307,6 +307,44 @@ fn kubectl_create_subcommands_send_protobuf_bodies_and_work_against_the_binary()
 }
 
 #[test]
+fn kubectl_get_with_a_chunk_size_pages_through_the_list_in_key_order() {
+    let Some((kc, server, dir)) = session("chunks") else {
+        return;
+    };
+    for i in 0..5 {
+        kubectl(&kc, &server, &["create", "configmap", &format!("cm-{i}")]);
+    }
+    let out = run(
+        &kc,
+        &server,
+        &["get", "configmaps", "--chunk-size=2", "-o", "name", "-v=6"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let listed: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("configmap/cm-"))
+        .collect();
+    assert_eq!(
+        listed,
+        (0..5)
+            .map(|i| format!("configmap/cm-{i}"))
+            .collect::<Vec<_>>()
+    );
+    // Three pages: the first, and two that continue it.
+    let continued = stderr
+        .lines()
+        .filter(|l| l.contains("/configmaps?continue=") && l.contains("limit=2"))
+        .count();
+    assert!(
+        continued >= 2,
+        "kubectl asked for no continued pages: {stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn kubectl_get_all_lists_the_all_category_and_explain_reads_openapi_v3() {
     let Some((kc, server, dir)) = session("all") else {
         return;

@@ -4,6 +4,7 @@ mod api_groups;
 mod apply;
 mod autoscaling;
 mod binary;
+mod cache_lists;
 mod clients;
 mod crd_names;
 mod crd_objects;

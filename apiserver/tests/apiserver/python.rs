@@ -1,6 +1,6 @@
 //! The official Kubernetes Python client (PyPI `kubernetes`) against the `kcache-apiserver`
-//! binary: CRUD, no-op writes, label-selected list and watch, error statuses, the scale and
-//! status subresources, discovery. Skipped (see [`skip`]) when the client is not installed.
+//! binary: CRUD, no-op writes, label-selected list and watch, a paginated list, error statuses,
+//! the scale and status subresources, discovery. Skipped (see [`skip`]) when the client is not installed.
 
 use std::process::Command;
 

@@ -90,6 +90,26 @@ assert apps.read_namespaced_deployment_status("web", NS).status.replicas == 3
 core.delete_namespaced_config_map("settings", NS)
 assert status_of(core.read_namespaced_config_map, "settings", NS) == 404
 
+# A paginated list: limit and _continue walk every object once, in name order, at the
+# resource version of the first page, with remainingItemCount counting what is left.
+for i in range(5):
+    core.create_namespaced_config_map(
+        NS, client.V1ConfigMap(metadata=client.V1ObjectMeta(name=f"page-{i}"))
+    )
+page = core.list_namespaced_config_map(NS, limit=2)
+first_rv = page.metadata.resource_version
+assert page.metadata.remaining_item_count == len(
+    core.list_namespaced_config_map(NS).items
+) - 2, page.metadata
+walked = [i.metadata.name for i in page.items]
+core.create_namespaced_config_map(NS, client.V1ConfigMap(metadata=client.V1ObjectMeta(name="page-9")))
+while page.metadata._continue:
+    page = core.list_namespaced_config_map(NS, limit=2, _continue=page.metadata._continue)
+    assert page.metadata.resource_version == first_rv, page.metadata
+    walked += [i.metadata.name for i in page.items]
+assert walked == sorted(walked) and "page-9" not in walked, walked
+assert [n for n in walked if n.startswith("page-")] == [f"page-{i}" for i in range(5)], walked
+
 # Discovery.
 assert client.VersionApi().get_code().git_version
 groups = [g.name for g in client.ApisApi().get_api_versions().groups]

@@ -47,10 +47,6 @@ async fn lists_reach_the_middle_page_by_its_continue_token() {
         .await
         .expect("every list is answered");
     let middle = lists.last().expect("the middle page is timed");
-    assert!(
-        middle.what.ends_with("page 2 (continue)"),
-        "{}",
-        middle.what
-    );
+    assert!(middle.what.contains("page 2 (continue)"), "{}", middle.what);
     assert_eq!(middle.samples_ms.len(), super::SAMPLES);
 }

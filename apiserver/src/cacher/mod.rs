@@ -1,5 +1,10 @@
-//! The Cacher's feed: a [`ListerWatcher`] over [`Storage`], which a kcache-reflector
-//! `Reflector` uses to keep each watch cache equal to storage.
+//! The Cacher: its feed, a [`ListerWatcher`] over [`Storage`], which a kcache-reflector
+//! `Reflector` uses to keep each watch cache equal to storage; and where a list is served from.
+//!
+//! - delegator.rs: whether a list is read from the watch cache or delegated to storage
+//!   (Kubernetes' `delegator.ShouldDelegateList`);
+//! - list.rs: the list itself (Kubernetes' `CacheDelegator.GetList`): pages from a cache
+//!   snapshot, or from storage.
 
 use std::fmt;
 use std::sync::Arc;
@@ -17,6 +22,12 @@ use crate::object::Object;
 use crate::resource::ResourceDef;
 use crate::resource_version;
 use crate::storage::{EventType, ListRequest, Storage, StorageError, WatchItem};
+
+mod delegator;
+mod list;
+
+pub(crate) use delegator::{ListParams, RvMatch};
+pub(crate) use list::{ListTarget, get_list};
 
 /// Lists and watches one resource directly in [`Storage`] (what the Cacher's reflector uses; in
 /// Kubernetes, the etcd3 store). List resource versions are read exactly ("" and "0": the
