@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use kcache_reflector::{ListerWatcher, ObjectMaking};
+use kcache_reflector::{ListSemantic, ListerWatcher, ObjectMaking};
 use kcache_store::KnownObjects;
 use kube_core::Resource;
 use tokio_util::sync::CancellationToken;
@@ -82,10 +82,13 @@ fn start<K: Resource + Send + Sync + 'static>(
     let lister_watcher: Arc<dyn ListerWatcher<K>> =
         Arc::from(lister_watcher.making_objects(making));
     let mut queue = InformerQueue::new(inner.queue_mode, known);
+    let mut reflector = lifecycle.reflector.clone();
     if inner.indexer.store().is_compact() {
         // A compact cache is small: its list is applied page by page as it arrives, so that
-        // the decoded list is never held whole.
+        // the decoded list is never held whole; the first list asks for the most recent state,
+        // which a server sends in pages (resourceVersion=0 comes whole whatever the limit).
         queue = queue.paged();
+        reflector = reflector.list_semantic(ListSemantic::MostRecent);
     }
     let weak = Arc::downgrade(inner);
     // client-go's `HandleDeltas`: the popped deltas are applied to the indexer and each change
@@ -106,9 +109,7 @@ fn start<K: Resource + Send + Sync + 'static>(
         inner: Arc::clone(lifecycle.reflector.metrics_provider()),
         counters: Arc::clone(&inner.watch_counters),
     };
-    let reflector = lifecycle
-        .reflector
-        .clone()
+    let reflector = reflector
         .metrics(Arc::new(metrics))
         .name(inner.name.to_string())
         .resync_period(lifecycle.resync_check_period)

@@ -18,6 +18,20 @@ pub type ShouldResync = Arc<dyn Fn() -> bool + Send + Sync>;
 /// Receives the error of each failed [`Reflector::list_and_watch`](crate::Reflector::list_and_watch) round.
 pub type WatchErrorHandler = Arc<dyn Fn(&ReflectorError) + Send + Sync>;
 
+/// Which resource version a reflector's first list asks for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ListSemantic {
+    /// `resourceVersion=0` (client-go's): any state the server holds, which an API server
+    /// answers from its watch cache in one response whatever the page size (Kubernetes 1.34
+    /// still ignores the limit there).
+    #[default]
+    Any,
+    /// `resourceVersion=""`: the most recent state, in pages of the page size (Kubernetes 1.34
+    /// serves these pages from a snapshot of its watch cache, KEP-4988). A store that applies a
+    /// list page by page then never holds more than a few pages decoded.
+    MostRecent,
+}
+
 /// How a [`Reflector`](crate::Reflector) lists, watches, resyncs and reports: one value, cheap to
 /// clone, that an informer or a factory holds and hands down unchanged.
 ///
@@ -38,6 +52,7 @@ pub type WatchErrorHandler = Arc<dyn Fn(&ReflectorError) + Send + Sync>;
 pub struct ReflectorConfig {
     pub(crate) name: Option<String>,
     pub(crate) page_size: u32,
+    pub(crate) list_semantic: ListSemantic,
     pub(crate) min_watch_timeout: Duration,
     pub(crate) resync_period: Option<Duration>,
     pub(crate) should_resync: Option<ShouldResync>,
@@ -52,6 +67,7 @@ impl Default for ReflectorConfig {
         Self {
             name: None,
             page_size: 0,
+            list_semantic: ListSemantic::Any,
             min_watch_timeout: DEFAULT_MIN_WATCH_TIMEOUT,
             resync_period: None,
             should_resync: None,
@@ -68,6 +84,7 @@ impl fmt::Debug for ReflectorConfig {
         f.debug_struct("ReflectorConfig")
             .field("name", &self.name)
             .field("page_size", &self.page_size)
+            .field("list_semantic", &self.list_semantic)
             .field("min_watch_timeout", &self.min_watch_timeout)
             .field("resync_period", &self.resync_period)
             .field("should_resync", &self.should_resync.is_some())
@@ -93,6 +110,15 @@ impl ReflectorConfig {
     #[must_use]
     pub fn page_size(mut self, page_size: u32) -> Self {
         self.page_size = page_size;
+        self
+    }
+
+    /// Which resource version the first list asks for (default [`ListSemantic::Any`],
+    /// client-go's `resourceVersion=0`). Later relists are unchanged: at the last synced
+    /// resource version, or the most recent after it expired.
+    #[must_use]
+    pub fn list_semantic(mut self, semantic: ListSemantic) -> Self {
+        self.list_semantic = semantic;
         self
     }
 

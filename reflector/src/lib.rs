@@ -80,7 +80,8 @@ pub mod testing;
 
 pub use backoff::BackoffConfig;
 pub use config::{
-    DEFAULT_MIN_WATCH_TIMEOUT, DEFAULT_PAGE_SIZE, ReflectorConfig, ShouldResync, WatchErrorHandler,
+    DEFAULT_MIN_WATCH_TIMEOUT, DEFAULT_PAGE_SIZE, ListSemantic, ReflectorConfig, ShouldResync,
+    WatchErrorHandler,
 };
 #[cfg(feature = "testing")]
 pub use error::status;

@@ -92,6 +92,28 @@ async fn a_compact_informer_hands_out_the_first_pages_before_the_list_ends_and_s
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_compact_informer_lists_first_at_the_most_recent_state_so_that_a_server_pages_it() {
+    let source = source_with(3);
+    let informer = Cache::Compact.builder(Arc::clone(&source)).build();
+    let running = Running::start(Arc::clone(&source), informer.clone());
+    running.wait_synced().await;
+    let first = source.list_calls().into_iter().next().expect("a list");
+    // resourceVersion=0 would be answered whole, whatever the limit.
+    assert_eq!(first.resource_version, None);
+    assert_eq!(first.limit, Some(500));
+    running.stop().await;
+
+    // The default cache lists as client-go does.
+    let source = source_with(3);
+    let informer = Cache::Shared.builder(Arc::clone(&source)).build();
+    let running = Running::start(Arc::clone(&source), informer.clone());
+    running.wait_synced().await;
+    let first = source.list_calls().into_iter().next().expect("a list");
+    assert_eq!(first.resource_version.as_deref(), Some("0"));
+    running.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_relist_in_pages_notifies_changes_then_deletes_the_keys_not_listed() {
     let source = source_with(5);
     let informer = paged_informer(Arc::clone(&source));

@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::backoff::Backoff;
-use crate::config::ReflectorConfig;
+use crate::config::{ListSemantic, ReflectorConfig};
 use crate::error::ReflectorError;
 use crate::lister_watcher::ListerWatcher;
 use crate::reflector_store::ReflectorStore;
@@ -213,7 +213,10 @@ where
         if state.resource_version_unavailable {
             String::new()
         } else if state.last_sync_resource_version.is_empty() {
-            "0".to_owned()
+            match self.config.list_semantic {
+                ListSemantic::Any => "0".to_owned(),
+                ListSemantic::MostRecent => String::new(),
+            }
         } else {
             state.last_sync_resource_version.clone()
         }

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use kcache_reflector::testing::{Call, FakeControllerSource};
 use kcache_reflector::{
-    ListOptions, ListWatchError, Reflector, ReflectorConfig, WatchEvent, status,
+    ListOptions, ListSemantic, ListWatchError, Reflector, ReflectorConfig, WatchEvent, status,
 };
 use kcache_store::Indexer;
 
@@ -238,6 +238,39 @@ async fn page_size_rules() {
     let got = next_calls(&mut calls, 3).await;
     assert_eq!(opts(&got[0]).limit, Some(7));
     assert_eq!(opts(&got[2]).limit, Some(7));
+    running.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_most_recent_list_semantic_lists_first_at_the_newest_state_in_pages() {
+    let (lw, mut calls) = scripted(
+        |_, o| match o.continue_token.as_deref() {
+            None => Ok(page(vec![pod("a", "1")], "10", Some("c"))),
+            Some(_) => Ok(page(vec![pod("b", "2")], "10", None)),
+        },
+        |_, _| {
+            Ok(events_then_close(vec![WatchEvent::Error(status::expired(
+                "too old",
+            ))]))
+        },
+    );
+    let reflector = Arc::new(Reflector::new(
+        lw,
+        Arc::new(RecordingStore::default()),
+        ReflectorConfig::default().list_semantic(ListSemantic::MostRecent),
+    ));
+    let running = run(&reflector);
+    let got = next_calls(&mut calls, 4).await;
+    assert_eq!(
+        opts(&got[0]).resource_version,
+        None,
+        "the most recent state"
+    );
+    assert_eq!(opts(&got[0]).limit, Some(500));
+    assert_eq!(opts(&got[1]).continue_token.as_deref(), Some("c"));
+    // Later relists are as with the default: at the last synced resource version.
+    assert_eq!(opts(&got[3]).resource_version.as_deref(), Some("10"));
+    assert_eq!(reflector.last_sync_resource_version(), "10");
     running.stop().await;
 }
 
