@@ -147,11 +147,10 @@ impl Role {
     /// How the client lists first.
     fn first_list(self) -> &'static str {
         match self {
-            Role::Kcache
-            | Role::KcacheNoManagedFields
-            | Role::KcacheCompact
-            | Role::KubeRuntime => "resourceVersion=0&limit=500: one answer from the watch cache",
-            Role::KubeRuntimeDefault | Role::Decode | Role::Wire => {
+            Role::Kcache | Role::KcacheNoManagedFields | Role::KubeRuntime => {
+                "resourceVersion=0&limit=500: one answer from the watch cache"
+            }
+            Role::KcacheCompact | Role::KubeRuntimeDefault | Role::Decode | Role::Wire => {
                 "limit=500: the most recent, in pages from a watch-cache snapshot"
             }
         }
