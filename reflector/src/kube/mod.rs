@@ -1,6 +1,7 @@
 //! [`KubeListerWatcher`]: lists and watches over kube-client, decoding off the socket task.
 //! Requests and their errors are in request.rs, list pages in list.rs, watch streams in watch.rs.
 
+mod decode_threads;
 mod list;
 mod request;
 mod watch;
@@ -180,7 +181,9 @@ impl<K> KubeListerWatcher<K> {
         self
     }
 
-    /// How many blocking threads decode at once (default: the number of cores).
+    /// How many batches of one list or watch are decoded at once (default: the number of
+    /// cores), on the process's decoding threads (one per core, shared by every
+    /// lister-watcher).
     #[must_use]
     pub fn decode_parallelism(mut self, n: usize) -> Self {
         self.parallelism = n.max(1);
