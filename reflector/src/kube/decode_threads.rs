@@ -6,7 +6,7 @@
 //! allocate again. The blocking pool starts and retires threads as work comes and goes, so a
 //! list's objects were made in one set of arenas and a watch burst's replacements in others:
 //! the old objects freed by the cache left holes that the decoding threads of the burst could not
-//! reuse, and the process kept them (bench-e2e, 10,000 pods: RSS +47% over one burst, with the
+//! reuse, and the process kept them (bench-e2e, 10,000 pods: RSS +27–47% over one burst, the
 //! bytes in use unchanged). On fixed threads, what the cache frees is where the next decode
 //! allocates.
 //!
