@@ -432,3 +432,52 @@ async fn kube_lister_watcher_list_fails_with_a_typed_error_when_the_transform_re
     let err = lw.list(&ListOptions::default()).await.unwrap_err();
     assert!(matches!(err, ListWatchError::Transform(_)), "{err:?}");
 }
+
+#[tokio::test]
+async fn kube_lister_watcher_decodes_every_list_and_watch_on_the_same_few_named_threads() {
+    let (server, client) = start().await;
+    *server.watch_body.lock() = (0..64)
+        .map(|i| event("MODIFIED", pod_json(i % 5, 3, 11 + i as u64)))
+        .collect();
+    let threads = Arc::new(Mutex::new(Vec::new()));
+    let lw = KubeListerWatcher::new(Api::<Pod>::all(client)).transform({
+        let threads = Arc::clone(&threads);
+        Arc::new(move |pod: Arc<Pod>| {
+            let thread = std::thread::current();
+            threads
+                .lock()
+                .push((thread.id(), thread.name().map(str::to_owned)));
+            Ok(pod)
+        })
+    });
+    for _ in 0..3 {
+        assert_eq!(
+            lw.list(&ListOptions::default()).await.unwrap().items.len(),
+            5
+        );
+        let events = watch_all(&lw).await;
+        assert_eq!(events.len(), 64);
+        assert!(events.iter().all(Result::is_ok), "{events:?}");
+    }
+    let threads = threads.lock();
+    assert_eq!(
+        threads.len(),
+        3 * (5 + 64),
+        "one transform per decoded object"
+    );
+    assert!(
+        threads
+            .iter()
+            .all(|(_, name)| name.as_deref() == Some("kcache-decode")),
+        "decoded on the decoding threads, not the caller's or tokio's blocking pool: {threads:?}"
+    );
+    let distinct: std::collections::HashSet<_> = threads.iter().map(|(id, _)| *id).collect();
+    let cores = std::thread::available_parallelism()
+        .map_or(2, usize::from)
+        .clamp(1, 16);
+    assert!(
+        distinct.len() <= cores,
+        "{} threads decoded, the process has {cores} decoding threads",
+        distinct.len()
+    );
+}
