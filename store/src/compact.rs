@@ -144,8 +144,9 @@ impl Decoder {
 
 impl Buffered for Decoder {
     fn shrink(&mut self) {
-        shrink(&mut self.json);
-        if self.json.capacity() == 0 {
+        // simd-json's buffers grow with the input: freed with it.
+        if self.json.capacity() > KEPT_BUFFER_BYTES {
+            self.json = Vec::new();
             self.buffers = simd_json::Buffers::default();
         }
     }
