@@ -1,7 +1,8 @@
 //! kcache-informer benches: distribution to many handlers, client-go's
 //! `BenchmarkSharedIndexInformer` scenario (namespace listers reading while updates are applied)
 //! and the initial sync of a whole informer; `watch_path_metrics` compares the watch path with
-//! and without the `prometheus` export (`--features prometheus` for the `on` case).
+//! and without the `prometheus` export (`--features prometheus` for the `on` case);
+//! `watch_path_cpu` the CPU per watch event of the default and the compact cache.
 //!
 //! `cargo bench -p kcache-informer` (set `KCACHE_BENCH_LARGE=1` for the 40k-pod scenario and the
 //! 100k-pod initial sync: fixture pods take ≈72 KB each in memory).
@@ -17,15 +18,20 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use criterion::measurement::WallTime;
+use criterion::{
+    BenchmarkGroup, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main,
+};
 use export::{exported, scrape};
 use futures::stream;
 use k8s_openapi::api::core::v1::Pod;
 use kcache_informer::{ResourceEventHandler, SharedIndexInformer};
 use kcache_reflector::testing::FakeControllerSource;
 use kcache_reflector::{ListPage, ListWatch, WatchEvent, WatchStream};
-use kcache_store::{MaybeTombstone, testing};
+use kcache_store::{MaybeTombstone, NODE_NAME_INDEX, node_name_index_func, testing};
 use kube_core::Selector;
+use nix::sys::resource::{UsageWho, getrusage};
+use nix::sys::time::TimeVal;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
@@ -33,6 +39,8 @@ use tokio_util::sync::CancellationToken;
 const NAMESPACES: usize = 100;
 /// Watch events sent per measured batch.
 const BATCH: usize = 1000;
+/// The pods cached by `watch_path_cpu`'s informers.
+const WATCH_PATH_PODS: usize = 5_000;
 
 fn large() -> bool {
     std::env::var_os("KCACHE_BENCH_LARGE").is_some()
@@ -100,6 +108,17 @@ impl ResourceEventHandler<Pod> for Counter {
     }
 }
 
+/// How a fixture's informer holds its cache.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Cache {
+    /// The default cache with the namespace index only (the scenarios of client-go's benchmarks).
+    Unindexed,
+    /// The default cache, indexed by namespace and node.
+    Shared,
+    /// The compact cache, indexed by namespace and node.
+    Compact,
+}
+
 /// A synced informer over a fake source holding `n` fixture pods, with `handlers` counters.
 struct Fixture {
     source: Arc<FakeControllerSource<Pod>>,
@@ -114,9 +133,21 @@ struct Fixture {
 
 impl Fixture {
     async fn new(n: usize, handlers: usize) -> Self {
+        Self::with_cache(n, handlers, Cache::Unindexed).await
+    }
+
+    /// The fixture with the cache `cache`.
+    async fn with_cache(n: usize, handlers: usize, cache: Cache) -> Self {
         let source = Arc::new(FakeControllerSource::with_history(16));
         source.add_all((0..n).map(|i| testing::pod(i, NAMESPACES)));
-        let informer = SharedIndexInformer::builder(Arc::clone(&source)).build();
+        let mut builder = SharedIndexInformer::builder(Arc::clone(&source));
+        if cache == Cache::Compact {
+            builder = builder.compact_cache();
+        }
+        if cache != Cache::Unindexed {
+            builder = builder.index(NODE_NAME_INDEX, node_name_index_func());
+        }
+        let informer = builder.build();
         let counter = Counter::new();
         for _ in 0..handlers {
             informer.add_event_handler(counter.clone()).unwrap();
@@ -355,17 +386,27 @@ fn initial_sync(c: &mut Criterion) {
     group.finish();
 }
 
+/// A group of watch-path cases: ten samples of `measurement` each, per batch of `BATCH` events.
+fn watch_path_group<'a>(
+    c: &'a mut Criterion,
+    name: &str,
+    measurement: Duration,
+) -> BenchmarkGroup<'a, WallTime> {
+    let mut group = c.benchmark_group(name);
+    group
+        .sample_size(10)
+        .measurement_time(measurement)
+        .warm_up_time(Duration::from_millis(500))
+        .throughput(Throughput::Elements(BATCH as u64));
+    group
+}
+
 /// The cost of metrics on the watch path, in one run: batches of watch updates through an
 /// informer to one handler, `off` as it is, `on` exported through `PrometheusMetrics` and
 /// scraped after every batch (only with `--features prometheus`).
 fn watch_path_metrics(c: &mut Criterion) {
     let rt = runtime();
-    let mut group = c.benchmark_group("watch_path_metrics");
-    group
-        .sample_size(10)
-        .measurement_time(Duration::from_secs(3))
-        .warm_up_time(Duration::from_millis(500))
-        .throughput(Throughput::Elements(BATCH as u64));
+    let mut group = watch_path_group(c, "watch_path_metrics", Duration::from_secs(3));
     for on in [false, true] {
         let fixture = rt.block_on(Fixture::new(BATCH, 1));
         let registry = if on {
@@ -396,11 +437,45 @@ fn watch_path_metrics(c: &mut Criterion) {
     group.finish();
 }
 
+/// The process's CPU time so far (user and system, every thread).
+fn cpu_time() -> Duration {
+    let usage = getrusage(UsageWho::RUSAGE_SELF).unwrap();
+    let time = |t: TimeVal| Duration::new(t.tv_sec() as u64, t.tv_usec() as u32 * 1_000);
+    time(usage.user_time()) + time(usage.system_time())
+}
+
+/// The CPU per watch event of the default and the compact cache, side by side in one run:
+/// batches of watch updates (each replacing a cached pod) through an informer of
+/// [`WATCH_PATH_PODS`] pods indexed by namespace and node to one handler. The figure is the
+/// process's CPU time (every thread: the reflector, the queue, the cache, the handler), not
+/// wall time, so that it is the work an event costs on any machine, loaded or not.
+fn watch_path_cpu(c: &mut Criterion) {
+    let rt = runtime();
+    let mut group = watch_path_group(c, "watch_path_cpu", Duration::from_secs(5));
+    for (name, cache) in [("shared", Cache::Shared), ("compact", Cache::Compact)] {
+        let fixture = rt.block_on(Fixture::with_cache(WATCH_PATH_PODS, 1, cache));
+        group.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                rt.block_on(async {
+                    let start = cpu_time();
+                    for _ in 0..iters {
+                        fixture.write_batch(1).await;
+                    }
+                    cpu_time() - start
+                })
+            });
+        });
+        rt.block_on(fixture.stop());
+    }
+    group.finish();
+}
+
 criterion_group!(
     benches,
     distribution,
     shared_index_informer,
     initial_sync,
-    watch_path_metrics
+    watch_path_metrics,
+    watch_path_cpu
 );
 criterion_main!(benches);

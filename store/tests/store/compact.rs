@@ -161,3 +161,48 @@ fn compact_store_failing_decode_is_a_typed_error_and_changes_nothing() {
     assert!(store.delete("k").is_none());
     assert!(store.is_empty());
 }
+
+/// A type with a 128-bit integer: serde_json writes and reads it; simd-json does not read a number
+/// past 64 bits, so the store's decoder hands such JSON to serde_json.
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
+struct Wide {
+    value: u128,
+}
+
+#[test]
+fn compact_store_decodes_json_simd_json_rejects_with_serde_json() {
+    let store = ThreadSafeStore::<Wide>::compact(Indexers::default());
+    let object = Arc::new(Wide { value: u128::MAX });
+    store.add("k", Arc::clone(&object)).unwrap();
+    assert_eq!(store.get("k").as_deref(), Some(&*object));
+    let old = store.upsert("k", Arc::new(Wide { value: 1 })).unwrap();
+    assert_eq!(old.as_deref(), Some(&*object));
+}
+
+/// An object of `len` bytes of payload.
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
+struct Blob {
+    payload: String,
+}
+
+fn blob(len: usize, fill: char) -> Arc<Blob> {
+    Arc::new(Blob {
+        payload: std::iter::repeat_n(fill, len).collect(),
+    })
+}
+
+#[test]
+fn compact_store_round_trips_objects_past_its_kept_buffers_between_small_ones() {
+    let store = ThreadSafeStore::<Blob>::compact(Indexers::default());
+    // The store keeps its encoders' and decoders' buffers up to 1 MiB between calls.
+    let (small, large, after) = (blob(100, 'a'), blob(3 << 20, 'b'), blob(200, 'c'));
+    store.add("small", Arc::clone(&small)).unwrap();
+    store.add("large", Arc::clone(&large)).unwrap();
+    assert_eq!(store.get("large").as_deref(), Some(&*large));
+    let old = store.upsert("small", Arc::clone(&after)).unwrap();
+    assert_eq!(old.as_deref(), Some(&*small));
+    assert_eq!(store.get("small").as_deref(), Some(&*after));
+    let old = store.upsert("large", Arc::clone(&small)).unwrap();
+    assert_eq!(old.as_deref(), Some(&*large));
+    assert_eq!(store.get("large").as_deref(), Some(&*small));
+}
