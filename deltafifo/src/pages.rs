@@ -42,6 +42,13 @@ impl<K: Send + Sync> RealFifo<K> {
             listed: HashSet::new(),
         }
     }
+
+    /// Waits until at most `max` deltas are queued (the consumer has popped the rest), or the
+    /// queue is closed: the back-pressure that keeps a producer from running ahead of its
+    /// consumer.
+    pub async fn wait_len_at_most(&self, max: usize) {
+        self.core().wait_len_at_most(max).await;
+    }
 }
 
 impl<K: Send + Sync> ReplacePages<'_, K> {
@@ -67,7 +74,7 @@ impl<K: Send + Sync> ReplacePages<'_, K> {
     /// Waits until at most `max` deltas are queued (the consumer has popped the rest), or the
     /// queue is closed: the back-pressure that keeps a list from running ahead of its consumer.
     pub async fn wait_for_room(&self, max: usize) {
-        self.fifo.core().wait_len_at_most(max).await;
+        self.fifo.wait_len_at_most(max).await;
     }
 
     /// Ends the relist at `resource_version`: queues the [`Delta::ReplaceEnd`].

@@ -47,7 +47,9 @@ pub enum InformerQueue<K> {
     Real(Arc<RealFifo<K>>),
     /// An in-order queue (optionally atomic) that takes a relist page by page
     /// ([`RealFifo::replace_in_pages`], what a compact informer uses): the reflector queues
-    /// each page once the consumer has taken every queued delta, so a list is never held whole.
+    /// each page once the consumer has taken every queued delta, so a list is never held whole,
+    /// and stops reading its watch while more than 1,000 events are queued (until half are
+    /// applied), so a burst is never held whole either.
     Paged(Arc<RealFifo<K>>),
     /// A delta queue.
     Delta(Arc<DeltaFifo<K>>),
@@ -94,7 +96,8 @@ impl<K: Resource + Send + Sync + 'static> InformerQueue<K> {
 
 impl<K: Send + Sync + 'static> InformerQueue<K> {
     /// This queue taking relists page by page ([`InformerQueue::Paged`]) if it is an in-order
-    /// one; a [`DeltaFifo`] stays as it is.
+    /// one, and holding back its reflector's watch while more than 1,000 events are queued; a
+    /// [`DeltaFifo`] stays as it is.
     #[must_use]
     pub fn paged(self) -> Self {
         match self {
@@ -172,6 +175,11 @@ macro_rules! delegate {
     };
 }
 
+/// The watch events an [`InformerQueue::Paged`] holds before its reflector stops reading the
+/// watch (until half are applied): a compact cache applies an event slower than the watch
+/// decodes one, and each queued event holds its decoded object.
+const WATCH_BOUND: usize = 1_000;
+
 impl<K: Send + Sync + 'static> ReflectorStore<K> for InformerQueue<K> {
     fn add(&self, obj: Arc<K>) -> Result<(), StoreError> {
         delegate!(self, q => q.add(obj))
@@ -192,6 +200,14 @@ impl<K: Send + Sync + 'static> ReflectorStore<K> for InformerQueue<K> {
         match self {
             Self::Paged(q) => Some(Box::new(QueuePages(q.replace_in_pages()))),
             Self::Real(_) | Self::Delta(_) => None,
+        }
+    }
+    fn room(&self) -> Option<BoxFuture<'_, ()>> {
+        match self {
+            Self::Paged(q) if q.len() > WATCH_BOUND => {
+                Some(Box::pin(q.wait_len_at_most(WATCH_BOUND / 2)))
+            }
+            Self::Paged(_) | Self::Real(_) | Self::Delta(_) => None,
         }
     }
     fn resync(&self) -> Result<(), StoreError> {

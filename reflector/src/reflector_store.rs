@@ -28,6 +28,14 @@ pub trait ReflectorStore<K>: Send + Sync {
     fn replace_in_pages(&self) -> Option<Box<dyn PagedReplace<K> + '_>> {
         None
     }
+    /// `None` when the store can take another watch event now (the default: no bound, as
+    /// client-go's queues); otherwise a future that resolves when it can. The reflector awaits
+    /// it before it reads the next event, so a consumer slower than the watch holds back the
+    /// watch (and, through the connection, the server's sending) instead of a queue of decoded
+    /// objects growing without bound.
+    fn room(&self) -> Option<BoxFuture<'_, ()>> {
+        None
+    }
     /// Called every resync period while watching (queues re-emit their content). Default:
     /// nothing.
     fn resync(&self) -> Result<(), StoreError> {

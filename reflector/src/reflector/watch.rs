@@ -260,6 +260,12 @@ where
         let metrics = &*self.config.metrics;
         let mut events: u64 = 0;
         let end = loop {
+            if let Some(room) = store.room() {
+                tokio::select! {
+                    () = shutdown.cancelled() => break WatchEnd::Stopped,
+                    () = room => {}
+                }
+            }
             let next = tokio::select! {
                 () = shutdown.cancelled() => break WatchEnd::Stopped,
                 next = stream.next() => next,

@@ -334,3 +334,76 @@ async fn run_returns_when_cancelled_during_backoff() {
     next_calls(&mut calls, 1).await;
     running.stop().await;
 }
+
+/// A store with room for `room` watch events until the test opens it.
+struct Bounded {
+    inner: RecordingStore,
+    room: usize,
+    open: tokio::sync::watch::Sender<bool>,
+}
+
+impl Bounded {
+    fn events(&self) -> Vec<String> {
+        self.inner.ops_starting("add")
+    }
+}
+
+impl kcache_reflector::ReflectorStore<Pod> for Bounded {
+    fn add(&self, obj: Arc<Pod>) -> Result<(), kcache_store::StoreError> {
+        self.inner.add(obj)
+    }
+    fn update(&self, obj: Arc<Pod>) -> Result<(), kcache_store::StoreError> {
+        self.inner.update(obj)
+    }
+    fn delete(&self, obj: Arc<Pod>) -> Result<(), kcache_store::StoreError> {
+        self.inner.delete(obj)
+    }
+    fn replace(
+        &self,
+        items: Vec<Arc<Pod>>,
+        resource_version: &str,
+    ) -> Result<(), kcache_store::StoreError> {
+        self.inner.replace(items, resource_version)
+    }
+    fn room(&self) -> Option<futures::future::BoxFuture<'_, ()>> {
+        if *self.open.borrow() || self.events().len() < self.room {
+            return None;
+        }
+        let mut open = self.open.subscribe();
+        Some(Box::pin(async move {
+            let _ = open.wait_for(|o| *o).await;
+        }))
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_store_without_room_holds_the_watch_back_until_it_has_some() {
+    let source = Arc::new(FakeControllerSource::<Pod>::new());
+    let store = Arc::new(Bounded {
+        inner: RecordingStore::default(),
+        room: 2,
+        open: tokio::sync::watch::channel(false).0,
+    });
+    let reflector = Arc::new(Reflector::new(
+        Arc::clone(&source),
+        Arc::clone(&store),
+        ReflectorConfig::default(),
+    ));
+    let running = run(&reflector);
+    store.inner.wait_for("replace 0 0").await;
+    for i in 0..4 {
+        source.add(pod(&format!("p{i}"), ""));
+    }
+    store.inner.wait_for("add p1 2").await;
+    // Paused time moves on only once every task is idle: the reflector has stopped reading.
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    assert_eq!(store.events(), ["add p0 1", "add p1 2"]);
+    store.open.send_replace(true);
+    store.inner.wait_for("add p3 4").await;
+    assert_eq!(
+        store.events(),
+        ["add p0 1", "add p1 2", "add p2 3", "add p3 4"],
+        "nothing lost or reordered"
+    );
+    running.stop().await;
+}
