@@ -114,8 +114,10 @@ impl ReflectorConfig {
     }
 
     /// Which resource version the first list asks for (default [`ListSemantic::Any`],
-    /// client-go's `resourceVersion=0`). Later relists are unchanged: at the last synced
-    /// resource version, or the most recent after it expired.
+    /// client-go's `resourceVersion=0`). Later relists are at the last synced resource version,
+    /// or the most recent after it expired, as with the default; with
+    /// [`ListSemantic::MostRecent`] they are paged too (with the default page size unless one
+    /// is set), as client-go pages them after a paginated first list.
     #[must_use]
     pub fn list_semantic(mut self, semantic: ListSemantic) -> Self {
         self.list_semantic = semantic;

@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use super::Reflector;
-use crate::config::DEFAULT_PAGE_SIZE;
+use crate::config::{DEFAULT_PAGE_SIZE, ListSemantic};
 use crate::error::{ReflectorError, is_expired, is_too_large_resource_version};
 use crate::lister_watcher::{ListOptions, ListWatchError, ListerWatcher};
 use crate::reflector_store::{PagedReplace, ReflectorStore};
@@ -92,7 +92,10 @@ where
             let state = self.state.lock();
             if self.config.page_size != 0 {
                 self.config.page_size
-            } else if state.paginated_result {
+            } else if state.paginated_result
+                || self.config.list_semantic == ListSemantic::MostRecent
+            {
+                // A reflector listing for a store that takes pages keeps paging its relists.
                 DEFAULT_PAGE_SIZE
             } else if !resource_version.is_empty() && resource_version != "0" {
                 0

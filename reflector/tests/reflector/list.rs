@@ -268,8 +268,9 @@ async fn the_most_recent_list_semantic_lists_first_at_the_newest_state_in_pages(
     );
     assert_eq!(opts(&got[0]).limit, Some(500));
     assert_eq!(opts(&got[1]).continue_token.as_deref(), Some("c"));
-    // Later relists are as with the default: at the last synced resource version.
+    // Later relists are at the last synced resource version, as with the default, and paged.
     assert_eq!(opts(&got[3]).resource_version.as_deref(), Some("10"));
+    assert_eq!(opts(&got[3]).limit, Some(500));
     assert_eq!(reflector.last_sync_resource_version(), "10");
     running.stop().await;
 }
