@@ -1,5 +1,5 @@
-//! JSON decoding of list bodies and watch lines, meant to run on the decoding threads
-//! (kube/decode_threads.rs), off the task that reads the socket.
+//! JSON decoding of list bodies and watch lines, meant to run on blocking threads, off the task
+//! that reads the socket.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;

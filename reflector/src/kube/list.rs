@@ -1,5 +1,5 @@
-//! List pages: read as they arrive, decoded in batches on the decoding threads
-//! (decode_threads.rs), the next page prefetched.
+//! List pages: read as they arrive, decoded in batches on blocking threads, the next page
+//! prefetched.
 
 use std::sync::Arc;
 
@@ -11,8 +11,7 @@ use serde::de::DeserializeOwned;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
-use super::decode_threads::decode_on_fixed_thread;
-use super::request::{map_error, request_url, send};
+use super::request::{join_error, map_error, request_url, send};
 use super::{JSON, KubeListerWatcher, METADATA_LIST};
 use crate::decode::{ListMeta, decode_items};
 use crate::list_scan::{ItemBatch, ListScanner};
@@ -161,7 +160,7 @@ where
         }
     }
 
-    /// One page: item batches are decoded on the decoding threads while the body is still being
+    /// One page: item batches are decoded on blocking threads while the body is still being
     /// read, `parallelism` of them at a time, and collected in order.
     pub(super) async fn list_page(
         &self,
@@ -176,7 +175,7 @@ where
                 let (known, transform) = (known.clone(), transform.clone());
                 async move {
                     match part? {
-                        ListPart::Items(batch) => decode_on_fixed_thread(move || {
+                        ListPart::Items(batch) => tokio::task::spawn_blocking(move || {
                             decode_items::<K>(
                                 &batch.body,
                                 &batch.items,
@@ -184,7 +183,8 @@ where
                                 transform.as_ref(),
                             )
                         })
-                        .await?
+                        .await
+                        .map_err(join_error)?
                         .map(PagePart::Items),
                         ListPart::End(meta) => Ok(PagePart::End(meta)),
                     }

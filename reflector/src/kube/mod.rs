@@ -1,7 +1,6 @@
 //! [`KubeListerWatcher`]: lists and watches over kube-client, decoding off the socket task.
 //! Requests and their errors are in request.rs, list pages in list.rs, watch streams in watch.rs.
 
-mod decode_threads;
 mod list;
 mod request;
 mod watch;
@@ -40,9 +39,7 @@ pub type TweakListOptions = Arc<dyn Fn(&mut ListOptions) + Send + Sync>;
 /// A [`ListerWatcher`] over a kube-client [`Client`] for typed objects, [`DynamicObject`]s or
 /// [`PartialObjectMeta`] (metadata only).
 ///
-/// It reads raw bytes from the connection and decodes them on the process's decoding threads
-/// (one per core, shared by every `KubeListerWatcher`, so that every object is allocated on the
-/// same few threads and memory the cache frees is reused by the next decode): a list page is
+/// It reads raw bytes from the connection and decodes them on blocking threads: a list page is
 /// split into chunks decoded in parallel (order kept), the next page is fetched while the
 /// current one is decoded, and watch lines are decoded in batches, several batches at once,
 /// delivered in order. Each object is decoded once into the `Arc<K>` the store keeps.
@@ -183,9 +180,7 @@ impl<K> KubeListerWatcher<K> {
         self
     }
 
-    /// How many batches of one list or watch are decoded at once (default: the number of
-    /// cores), on the process's decoding threads (one per core, shared by every
-    /// lister-watcher).
+    /// How many blocking threads decode at once (default: the number of cores).
     #[must_use]
     pub fn decode_parallelism(mut self, n: usize) -> Self {
         self.parallelism = n.max(1);
@@ -212,9 +207,7 @@ impl<K> KubeListerWatcher<K> {
     /// A transform run on every decoded object (list items and watch events) as soon as its
     /// batch is decoded, on the decoding thread: only the transformed object is ever held, from
     /// the moment a list page or event exists (for example without `managedFields`). It must be
-    /// idempotent, since a relist may reuse objects that already went through it, and must not
-    /// block: the decoding threads (one per core) are shared by every lister-watcher of the
-    /// process, so a transform that waits holds up their decoding. A list item
+    /// idempotent, since a relist may reuse objects that already went through it. A list item
     /// it rejects fails the list ([`ListWatchError::Transform`](crate::ListWatchError::Transform)); a watch event it rejects is
     /// logged and skipped. The same as [`ObjectMaking::transform`] given to
     /// [`making_objects`](ListerWatcher::making_objects), which is how an informer sets it.

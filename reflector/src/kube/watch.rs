@@ -1,5 +1,5 @@
-//! Watch streams: lines split as they arrive and decoded in batches on the decoding threads
-//! (decode_threads.rs), in order, by a driver task running ahead of the caller.
+//! Watch streams: lines split as they arrive and decoded in batches on blocking threads, in
+//! order, by a driver task running ahead of the caller.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -13,8 +13,7 @@ use serde::de::DeserializeOwned;
 use tokio::sync::mpsc;
 use tokio_util::task::AbortOnDropHandle;
 
-use super::decode_threads::decode_on_fixed_thread;
-use super::request::{map_error, request_url, send};
+use super::request::{join_error, map_error, request_url, send};
 use super::{JSON, KubeListerWatcher, METADATA};
 use crate::decode::{Decoded, ObjectDecoder, decode_event};
 use crate::lister_watcher::{
@@ -219,7 +218,7 @@ impl Lines {
 
 type EventBatch<K> = Vec<Result<WatchEvent<K>, ListWatchError>>;
 
-/// Reads a watch body, splits it into lines and decodes them on the decoding threads, `parallelism`
+/// Reads a watch body, splits it into lines and decodes them on blocking threads, `parallelism`
 /// batches at a time, sending the events to `events` in order. A batch is every complete line
 /// waiting when a decoder is free: single lines while events trickle in, big batches when they
 /// pour. Ends after an error (sent last) or at the end of the body.
@@ -241,13 +240,13 @@ async fn decode_watch<K, S>(
             && let Some(batch) = lines.take_batch()
         {
             let decoding_batch = decoding.clone();
-            in_flight.push_back(decode_on_fixed_thread(move || {
+            in_flight.push_back(tokio::task::spawn_blocking(move || {
                 decode_batch::<K>(&batch, &decoding_batch)
             }));
         }
         tokio::select! {
             Some(done) = in_flight.next(), if !in_flight.is_empty() => {
-                let batch = done.unwrap_or_else(|e| vec![Err(e)]);
+                let batch = done.unwrap_or_else(|e| vec![Err(join_error(e))]);
                 let failed = batch.iter().any(Result::is_err);
                 if events.send(batch).await.is_err() || failed {
                     return;
