@@ -42,13 +42,6 @@ impl<K: Send + Sync> RealFifo<K> {
             listed: HashSet::new(),
         }
     }
-
-    /// Waits until at most `max` deltas are queued (the consumer has popped the rest), or the
-    /// queue is closed: the back-pressure that keeps a producer from running ahead of its
-    /// consumer.
-    pub async fn wait_len_at_most(&self, max: usize) {
-        self.core().wait_len_at_most(max).await;
-    }
 }
 
 impl<K: Send + Sync> ReplacePages<'_, K> {
@@ -69,12 +62,6 @@ impl<K: Send + Sync> ReplacePages<'_, K> {
             }
             Ok((count, ()))
         })
-    }
-
-    /// Waits until at most `max` deltas are queued (the consumer has popped the rest), or the
-    /// queue is closed: the back-pressure that keeps a list from running ahead of its consumer.
-    pub async fn wait_for_room(&self, max: usize) {
-        self.fifo.wait_len_at_most(max).await;
     }
 
     /// Ends the relist at `resource_version`: queues the [`Delta::ReplaceEnd`].

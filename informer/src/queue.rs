@@ -198,7 +198,7 @@ impl<K: Send + Sync + 'static> ReflectorStore<K> for InformerQueue<K> {
     }
     fn replace_in_pages(&self) -> Option<Box<dyn PagedReplace<K> + '_>> {
         match self {
-            Self::Paged(q) => Some(Box::new(QueuePages(q.replace_in_pages()))),
+            Self::Paged(q) => Some(Box::new(QueuePages(q, q.replace_in_pages()))),
             Self::Real(_) | Self::Delta(_) => None,
         }
     }
@@ -219,21 +219,21 @@ impl<K: Send + Sync + 'static> ReflectorStore<K> for InformerQueue<K> {
 }
 
 /// A relist queued page by page into an [`InformerQueue::Paged`].
-struct QueuePages<'a, K>(ReplacePages<'a, K>);
+struct QueuePages<'a, K>(&'a RealFifo<K>, ReplacePages<'a, K>);
 
 impl<K: Send + Sync> PagedReplace<K> for QueuePages<'_, K> {
     /// A page waits until the consumer has taken every queued delta: at most the page being
     /// listed, the queued one and the batch being applied are held decoded.
     fn ready(&self) -> BoxFuture<'_, ()> {
-        Box::pin(self.0.wait_for_room(0))
+        Box::pin(self.0.wait_len_at_most(0))
     }
 
     fn page(&mut self, items: Vec<Arc<K>>) -> Result<(), StoreError> {
-        self.0.page(items)
+        self.1.page(items)
     }
 
     fn finish(self: Box<Self>, resource_version: &str) -> Result<(), StoreError> {
-        self.0.finish(resource_version)?;
+        self.1.finish(resource_version)?;
         sync_changed();
         Ok(())
     }

@@ -343,12 +343,12 @@ async fn waiting_for_room_in_a_replace_in_pages_ends_when_the_consumer_took_the_
     let mut pages = q.replace_in_pages();
     pages.page(vec![pod(0, 1), pod(1, 1)]).unwrap();
     // Room for two queued deltas: at once.
-    pages.wait_for_room(2).await;
+    q.wait_len_at_most(2).await;
     let consumer = {
         let q = Arc::clone(&q);
         tokio::spawn(async move { pop_kinds(&q).await })
     };
-    pages.wait_for_room(0).await;
+    q.wait_len_at_most(0).await;
     assert!(q.is_empty());
     assert_eq!(consumer.await.unwrap(), (vec![Replaced, Replaced], true));
 }
