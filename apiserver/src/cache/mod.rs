@@ -10,6 +10,8 @@
 //! - page.rs: one page of a list read from the state or a snapshot, in key order;
 //! - watchers.rs: registering watchers and where they start;
 //! - dispatch.rs: delivering events and bookmarks to watchers;
+//! - lifecycle.rs: the in-server controllers' subscription to the changes that may concern an
+//!   object's lifecycle;
 //! - store.rs: the kcache-reflector `ReflectorStore` impl a reflector writes through (each
 //!   event's snapshot taken there).
 
@@ -27,6 +29,7 @@ use crate::resource::ResourceDef;
 mod config;
 mod dispatch;
 mod event;
+mod lifecycle;
 mod list;
 mod page;
 mod ring;
@@ -38,6 +41,7 @@ mod watchers;
 
 pub use config::CacheConfig;
 pub(crate) use event::{CacheEvent, Msg, WatchKind, event_frame};
+pub(crate) use lifecycle::LifecycleEvent;
 pub(crate) use list::ReadAt;
 pub(crate) use page::{Scope, page};
 pub(crate) use snapshots::Objects;
@@ -59,6 +63,8 @@ struct CacheState {
     rv: u64,
     window_start: u64,
     ready: bool,
+    /// The in-server controllers' subscriptions (lifecycle.rs).
+    lifecycle: Vec<lifecycle::Subscriber>,
 }
 
 /// The watch cache of one resource (the Kubernetes `watchCache` + `Cacher` dispatch): current
@@ -70,9 +76,6 @@ pub struct WatchCache {
     state: RwLock<CacheState>,
     watchers: Mutex<Watchers>,
     rv: watch::Sender<u64>,
-    /// The resource version of the last change that may concern an object's lifecycle (see
-    /// `concerns_lifecycle` in store.rs): what the in-server controllers must look at.
-    lifecycle: watch::Sender<u64>,
     dispatch: mpsc::UnboundedSender<Dispatch>,
     dispatch_rx: Mutex<Option<mpsc::UnboundedReceiver<Dispatch>>>,
 }
@@ -110,11 +113,11 @@ impl WatchCache {
                 rv: 0,
                 window_start: 0,
                 ready: false,
+                lifecycle: Vec::new(),
             }),
             config,
             watchers: Mutex::new(Watchers::default()),
             rv: watch::channel(0).0,
-            lifecycle: watch::channel(0).0,
             dispatch: tx,
             dispatch_rx: Mutex::new(Some(rx)),
         }
@@ -123,19 +126,6 @@ impl WatchCache {
     /// The resource this cache holds.
     pub fn resource(&self) -> &Arc<ResourceDef> {
         &self.def
-    }
-
-    /// Follows the resource version the cache has reached (every write moves it).
-    pub(crate) fn subscribe(&self) -> watch::Receiver<u64> {
-        self.rv.subscribe()
-    }
-
-    /// The resource version of the last change that may concern an object's lifecycle: an
-    /// object added or deleted, a relist, a change of a namespace, of an object being deleted,
-    /// or of finalizers or owner references. Changes of anything else (a pod's annotation, say)
-    /// leave it where it was, so the controllers need not look at every cache for them.
-    pub(crate) fn lifecycle_version(&self) -> u64 {
-        *self.lifecycle.borrow()
     }
 
     /// The resource version the cache has reached (0 before the first list).

@@ -6,17 +6,15 @@ use std::sync::{Arc, OnceLock};
 
 use kcache_reflector::ReflectorStore;
 use kcache_store::StoreError;
-use kube_core::Resource;
 use tokio::time::Instant;
 
 use super::dispatch::Dispatch;
 use super::event::CacheEvent;
+use super::lifecycle::{LifecycleEvent, concerns_lifecycle, publish};
 use super::ring::evict_oldest;
 use super::snapshots::Objects;
 use super::{CacheState, WatchCache, key_of};
-use crate::deletion::is_namespace;
 use crate::object::Object;
-use crate::resource::ResourceDef;
 use crate::resource_version;
 use crate::storage::EventType;
 
@@ -42,7 +40,12 @@ impl WatchCache {
             return Ok(());
         }
         if concerns_lifecycle(&self.def, event_type, &obj, previous.as_deref()) {
-            self.lifecycle.send_replace(rv);
+            let change = if deleted {
+                LifecycleEvent::Delete(Arc::clone(&obj))
+            } else {
+                LifecycleEvent::Upsert(Arc::clone(&obj))
+            };
+            publish(&mut state, &change);
         }
         let event = Arc::new(CacheEvent {
             rv,
@@ -81,30 +84,6 @@ impl WatchCache {
     }
 }
 
-/// Whether a change may concern an object's lifecycle, that is what the garbage collector,
-/// the namespace controller and the pod reaper act on: an object added or deleted, any change
-/// of a namespace, of an object being deleted (before or after), of its finalizers or of its
-/// owner references. Other modifications (labels, annotations, spec, status) cannot give them
-/// anything to do.
-fn concerns_lifecycle(
-    def: &ResourceDef,
-    event_type: EventType,
-    obj: &Object,
-    previous: Option<&Object>,
-) -> bool {
-    let Some(previous) = previous else {
-        return true;
-    };
-    if event_type != EventType::Modified || is_namespace(def) {
-        return true;
-    }
-    let (new, old) = (obj.meta(), previous.meta());
-    new.deletion_timestamp.is_some()
-        || old.deletion_timestamp.is_some()
-        || new.finalizers != old.finalizers
-        || new.owner_references != old.owner_references
-}
-
 impl ReflectorStore<Object> for WatchCache {
     fn add(&self, obj: Arc<Object>) -> Result<(), StoreError> {
         self.apply(obj, false)
@@ -127,6 +106,7 @@ impl ReflectorStore<Object> for WatchCache {
                 .map(|obj| (Arc::from(key_of(&obj)), obj))
                 .collect();
             state.snapshots.reset(rv, &objects);
+            publish(&mut state, &LifecycleEvent::Replace(objects.clone()));
             state.objects = objects;
             state.ring.clear();
             state.window_start = rv;
@@ -134,13 +114,13 @@ impl ReflectorStore<Object> for WatchCache {
             state.ready = true;
             state.rv = rv;
             self.rv.send_replace(rv);
-            self.lifecycle.send_replace(rv);
             let _ = self.dispatch.send(Dispatch::Progress(rv));
             was_ready
         };
         if was_ready {
-            // A relist: watchers may have missed events; they must start again.
-            self.terminate_all_watchers();
+            // A relist: watchers may have missed events; they must start again (the lifecycle
+            // subscribers have had the new state).
+            self.watchers.lock().clear();
         }
         Ok(())
     }

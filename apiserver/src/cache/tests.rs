@@ -7,6 +7,7 @@ use kcache_reflector::ReflectorStore;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::lifecycle::Lifecycle;
 use super::watchers::WatchHandle;
 use super::*;
 use crate::error::ApiError;
@@ -166,34 +167,56 @@ fn cm_with(name: &str, rv: u64, metadata: serde_json::Value) -> Arc<Object> {
     Arc::new(Object::from_value(value).unwrap())
 }
 
+/// The resource versions of the changes a lifecycle subscription has received so far
+/// (`0` for a relist).
+fn lifecycle_changes(sub: &mut Lifecycle) -> Vec<u64> {
+    std::iter::from_fn(|| sub.rx.try_recv().ok())
+        .map(|event| match event {
+            LifecycleEvent::Upsert(o) | LifecycleEvent::Delete(o) => o.resource_version_u64(),
+            LifecycleEvent::Replace(_) => 0,
+        })
+        .collect()
+}
+
 #[tokio::test]
-async fn only_lifecycle_changes_move_the_lifecycle_version() {
+async fn only_lifecycle_changes_reach_the_lifecycle_subscription() {
     let cache = cache(CacheConfig::default());
+    let mut sub = cache.subscribe_lifecycle(Arc::new(tokio::sync::Notify::new()));
     cache.add(cm("a", 2)).unwrap();
-    assert_eq!(cache.lifecycle_version(), 2, "an object added");
+    assert_eq!(lifecycle_changes(&mut sub), [2], "an object added");
     let annotated = serde_json::json!({"annotations": {"x": "1"}});
     cache.update(cm_with("a", 3, annotated)).unwrap();
-    assert_eq!(cache.lifecycle_version(), 2, "an annotation changed");
+    assert_eq!(lifecycle_changes(&mut sub), [0; 0], "an annotation changed");
     let owned = serde_json::json!({"ownerReferences": [
         {"apiVersion": "v1", "kind": "ConfigMap", "name": "o", "uid": "u"}]});
     cache.update(cm_with("a", 4, owned.clone())).unwrap();
-    assert_eq!(cache.lifecycle_version(), 4, "owner references changed");
     let finalized =
         serde_json::json!({"finalizers": ["f"], "ownerReferences": owned["ownerReferences"]});
     cache.update(cm_with("a", 5, finalized)).unwrap();
-    assert_eq!(cache.lifecycle_version(), 5, "finalizers changed");
     let deleting = serde_json::json!({"finalizers": ["f"], "ownerReferences": owned["ownerReferences"],
         "deletionTimestamp": "2026-11-24T00:00:00Z"});
     cache.update(cm_with("a", 6, deleting)).unwrap();
-    assert_eq!(cache.lifecycle_version(), 6, "an object being deleted");
     cache.delete(cm("a", 7)).unwrap();
-    assert_eq!(cache.lifecycle_version(), 7, "an object deleted");
+    assert_eq!(
+        lifecycle_changes(&mut sub),
+        [4, 5, 6, 7],
+        "owner references and finalizers changed, deletion began, the object deleted"
+    );
     cache.add(cm("b", 8)).unwrap();
     cache
         .update(cm_with("b", 9, serde_json::json!({"labels": {"l": "v"}})))
         .unwrap();
-    assert_eq!(cache.lifecycle_version(), 8, "a label changed");
-    assert_eq!(cache.resource_version(), 9);
+    assert_eq!(lifecycle_changes(&mut sub), [8], "a label changed");
+    cache.replace(vec![cm("b", 10)], "10").unwrap();
+    assert_eq!(lifecycle_changes(&mut sub), [0], "a relist");
+    cache.terminate_all_watchers();
+    assert!(
+        matches!(
+            sub.rx.try_recv(),
+            Err(mpsc::error::TryRecvError::Disconnected)
+        ),
+        "the subscription ends with the watchers"
+    );
 }
 
 /// The names at `at` (`None`: no snapshot covers it).

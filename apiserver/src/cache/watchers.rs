@@ -55,7 +55,7 @@ impl Watchers {
         }
     }
 
-    fn clear(&mut self) {
+    pub(super) fn clear(&mut self) {
         self.all.clear();
         self.by_trigger.clear();
         self.unindexed.clear();
@@ -155,9 +155,11 @@ impl WatchCache {
         Ok(WatchHandle { initial, rx })
     }
 
-    /// Ends every watcher's stream (after what is already buffered).
+    /// Ends every watcher's stream (after what is already buffered), and the in-server
+    /// controllers' lifecycle subscriptions (they subscribe again from the state).
     pub fn terminate_all_watchers(&self) {
         self.watchers.lock().clear();
+        self.end_lifecycle_subscriptions();
     }
 
     /// Sends raw bytes to every watcher (fault injection).

@@ -11,8 +11,8 @@ use kube_core::Resource;
 use tokio::time::Instant;
 
 use super::action::{Action, Change, without_finalizer};
+use super::graph::{Entry, Graph};
 use super::has_finalizer;
-use super::snapshot::{Entry, Snapshot};
 use crate::deletion::{DeleteOptions, FOREGROUND, ORPHAN, Propagation};
 use crate::error::ApiError;
 use crate::object::Object;
@@ -31,12 +31,12 @@ enum Owner {
 
 async fn owner_state(
     shared: &Shared,
-    snapshot: &Snapshot,
+    graph: &Graph,
     dependent: &Entry,
     owner: &OwnerReference,
 ) -> Result<Owner, ApiError> {
-    if let Some(&i) = snapshot.by_uid.get(&owner.uid) {
-        let obj = &snapshot.entries[i].object;
+    if let Some(entry) = graph.get(&owner.uid) {
+        let obj = &entry.object;
         return Ok(
             if obj.meta().deletion_timestamp.is_some() && has_finalizer(obj, FOREGROUND) {
                 Owner::Waiting
@@ -67,13 +67,13 @@ async fn owner_state(
 }
 
 /// The propagation a collected dependent is deleted with (`attemptToDeleteItem`).
-fn collect(entry: &Entry, snapshot: &Snapshot, owners_waiting: bool) -> Action {
+fn collect(entry: &Entry, graph: &Graph, owners_waiting: bool) -> Action {
     let obj = &entry.object;
     let has_dependents = obj
         .meta()
         .uid
         .as_ref()
-        .is_some_and(|uid| snapshot.dependents.contains_key(uid));
+        .is_some_and(|uid| graph.has_dependents(uid));
     let propagation = if owners_waiting && has_dependents {
         Propagation::Foreground
     } else if has_finalizer(obj, ORPHAN) {
@@ -104,81 +104,78 @@ fn strip_owners(entry: &Entry, owner_uids: Vec<String>) -> Action {
     Action::on(&entry.def, &entry.object, change)
 }
 
-/// Adds the garbage collector's and the pod reaper's actions; returns when the next pod's
-/// grace period ends.
-pub(super) async fn decide(
+/// Adds the garbage collector's and the pod reaper's actions for one object
+/// (`attemptToDeleteItem`); returns when its grace period ends, if it is a pod in it.
+pub(super) async fn examine(
     shared: &Shared,
-    snapshot: &Snapshot,
+    graph: &Graph,
+    entry: &Entry,
     actions: &mut Vec<Action>,
 ) -> Result<Option<Instant>, ApiError> {
-    let mut wake: Option<Instant> = None;
-    for entry in &snapshot.entries {
-        let obj = &entry.object;
-        let meta = obj.meta();
-        if let Some(deleting) = &meta.deletion_timestamp {
-            let uid = meta.uid.clone().unwrap_or_default();
-            if has_finalizer(obj, ORPHAN) {
-                let dependents: Vec<&Entry> = snapshot.dependents_of(&uid).collect();
-                if dependents.is_empty() {
-                    actions.push(Action::on(&entry.def, obj, without_finalizer(ORPHAN)));
+    let obj = &entry.object;
+    let meta = obj.meta();
+    if let Some(deleting) = &meta.deletion_timestamp {
+        let uid = meta.uid.clone().unwrap_or_default();
+        if has_finalizer(obj, ORPHAN) {
+            let dependents: Vec<&Entry> = graph.dependents_of(&uid).collect();
+            if dependents.is_empty() {
+                actions.push(Action::on(&entry.def, obj, without_finalizer(ORPHAN)));
+            }
+            actions.extend(
+                dependents
+                    .into_iter()
+                    .map(|d| strip_owners(d, vec![uid.clone()])),
+            );
+        } else if has_finalizer(obj, FOREGROUND) {
+            let blocked = graph.dependents_of(&uid).any(|d| {
+                d.object
+                    .meta()
+                    .owner_references
+                    .iter()
+                    .flatten()
+                    .any(|r| r.uid == uid && r.block_owner_deletion == Some(true))
+            });
+            if !blocked {
+                actions.push(Action::on(&entry.def, obj, without_finalizer(FOREGROUND)));
+            }
+        } else if meta.deletion_grace_period_seconds.unwrap_or(0) > 0 {
+            let left = deleting.0.duration_since(Timestamp::now());
+            match std::time::Duration::try_from(left) {
+                Ok(left) if !left.is_zero() => {
+                    return Ok(Some(Instant::now() + left));
                 }
-                actions.extend(
-                    dependents
-                        .into_iter()
-                        .map(|d| strip_owners(d, vec![uid.clone()])),
-                );
-            } else if has_finalizer(obj, FOREGROUND) {
-                let blocked = snapshot.dependents_of(&uid).any(|d| {
-                    d.object
-                        .meta()
-                        .owner_references
-                        .iter()
-                        .flatten()
-                        .any(|r| r.uid == uid && r.block_owner_deletion == Some(true))
-                });
-                if !blocked {
-                    actions.push(Action::on(&entry.def, obj, without_finalizer(FOREGROUND)));
-                }
-            } else if meta.deletion_grace_period_seconds.unwrap_or(0) > 0 {
-                let left = deleting.0.duration_since(Timestamp::now());
-                match std::time::Duration::try_from(left) {
-                    Ok(left) if !left.is_zero() => {
-                        let at = Instant::now() + left;
-                        wake = Some(wake.map_or(at, |w| w.min(at)));
-                    }
-                    _ => {
-                        let options = DeleteOptions {
-                            grace_period_seconds: Some(0),
-                            ..DeleteOptions::default()
-                        };
-                        actions.push(Action::on(&entry.def, obj, Change::Delete(options)));
-                    }
+                _ => {
+                    let options = DeleteOptions {
+                        grace_period_seconds: Some(0),
+                        ..DeleteOptions::default()
+                    };
+                    actions.push(Action::on(&entry.def, obj, Change::Delete(options)));
                 }
             }
-            continue;
         }
-        if !shared.garbage_collection {
-            continue;
-        }
-        let Some(owners) = meta.owner_references.as_ref().filter(|o| !o.is_empty()) else {
-            continue;
-        };
-        let mut waiting = false;
-        let mut solid = false;
-        let mut absent = Vec::new();
-        for owner in owners {
-            match owner_state(shared, snapshot, entry, owner).await? {
-                Owner::Solid => solid = true,
-                Owner::Waiting => waiting = true,
-                Owner::Absent => absent.push(owner.uid.clone()),
-            }
-        }
-        if !solid {
-            actions.push(collect(entry, snapshot, waiting));
-        } else if !absent.is_empty() {
-            // Live owners keep it; the references to the gone ones are dropped.
-            actions.push(strip_owners(entry, absent));
+        return Ok(None);
+    }
+    if !shared.garbage_collection {
+        return Ok(None);
+    }
+    let Some(owners) = meta.owner_references.as_ref().filter(|o| !o.is_empty()) else {
+        return Ok(None);
+    };
+    let mut waiting = false;
+    let mut solid = false;
+    let mut absent = Vec::new();
+    for owner in owners {
+        match owner_state(shared, graph, entry, owner).await? {
+            Owner::Solid => solid = true,
+            Owner::Waiting => waiting = true,
+            Owner::Absent => absent.push(owner.uid.clone()),
         }
     }
-    Ok(wake)
+    if !solid {
+        actions.push(collect(entry, graph, waiting));
+    } else if !absent.is_empty() {
+        // Live owners keep it; the references to the gone ones are dropped.
+        actions.push(strip_owners(entry, absent));
+    }
+    Ok(None)
 }

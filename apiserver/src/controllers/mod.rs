@@ -6,37 +6,45 @@
 //!
 //! They watch through the server's own watch caches (no polling of storage) and write through
 //! the registry's write path; [`spawn`] starts them all with the server and its shutdown stops
-//! them. The garbage collector and namespace controller are one task that wakes whenever a
-//! cache moves or the served set changes (a CRD adds a cache), takes a consistent snapshot of
-//! every cache served at that moment at the storage's current revision (snapshot.rs), decides
-//! what to do from it and writes; after a pass with nothing to do, changes that cannot concern
-//! them (no object added or deleted, no deletion, finalizer, owner reference or namespace
-//! changed: `WatchCache::lifecycle_version`) only move the idle revision, without a snapshot.
-//! A pass that has nothing to do marks the revision it saw as
-//! idle (`ApiServer::wait_controllers_idle`); each pass logs its duration and actions
-//! (`tracing` target `kcache_apiserver::controllers`), so their lag is visible. The CRD
-//! controller is its own task, fed by a watch on the CRDs' cache.
+//! them. The garbage collector, the pod reaper and the namespace controller are one task built
+//! as Kubernetes' garbage collector: a graph of every served object by uid with its owner
+//! references and namespace (graph.rs), kept up to date from a lifecycle subscription to each
+//! served cache (feed.rs: only the changes that may concern an object's lifecycle, subscribed
+//! again with the cache's state when the served set changes or a subscription ends). Each
+//! change marks dirty what it can concern (the object, its owners being deleted, its dependents,
+//! its terminating namespace) in a work queue (queue.rs), and the task decides about and writes
+//! for one dirty object at a time; a create of an object without owners in an active namespace
+//! costs a graph insert. The grace period of a pod and the retry of a failed write are timers
+//! of the queue. `ApiServer::wait_controllers_idle` asks for a revision (progress.rs): when
+//! the queue is empty and no retry waits, the task waits for every cache to reach it, applies
+//! what they sent, and marks it idle if that left nothing to do. Each object processed logs
+//! its actions and duration (`tracing` target `kcache_apiserver::controllers`), so their lag
+//! is visible. The CRD controller is its own task, fed by a watch on the CRDs' cache.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::future::select_all;
 use kube_core::Resource;
-use tokio::sync::watch;
 use tokio::time::Instant;
 
+use crate::deletion::is_namespace;
 use crate::error::ApiError;
 use crate::object::Object;
 use crate::shared::Shared;
 
 mod action;
 mod crd;
+mod feed;
 mod gc;
+mod graph;
 mod namespace;
 pub(crate) mod progress;
-mod snapshot;
+mod queue;
 
-use snapshot::Snapshot;
+use action::Action;
+use feed::Feed;
+use graph::{Entry, Graph};
+use queue::{Later, Queue};
 
 /// How long the controllers wait before retrying after a failed write.
 const RETRY: Duration = Duration::from_secs(1);
@@ -55,128 +63,164 @@ pub(crate) fn spawn(shared: &Arc<Shared>, crds: Vec<serde_json::Value>) {
     });
 }
 
+/// The graph, its feed and the work queue.
+struct State {
+    feed: Feed,
+    graph: Graph,
+    queue: Queue,
+}
+
 async fn run(shared: &Arc<Shared>) {
     let mut served_changes = shared.served_changes.subscribe();
-    // The last full pass that had nothing to do, while nothing it read has changed since in a
-    // way that could concern the controllers; `None` after a pass with actions or an error.
-    let mut idle_at: Option<progress::Idle> = None;
-    let mut wake: Option<Instant> = None;
+    let mut wanted = shared.controllers.wanted();
+    let mut state = State {
+        feed: Feed::default(),
+        graph: Graph::default(),
+        queue: Queue::default(),
+    };
+    let mut first = true;
+    // When to check idleness again after a cache did not reach the wanted revision in time.
+    let mut recheck: Option<Instant> = None;
     loop {
-        // The caches served now (a CRD may have added or removed some since the last pass),
-        // each marked seen before the pass reads it.
-        let served = *served_changes.borrow_and_update();
-        let mut changes: Vec<watch::Receiver<u64>> =
-            shared.served().caches().map(|c| c.subscribe()).collect();
-        for rx in &mut changes {
-            rx.borrow_and_update();
+        // Compared by value: `changed()` below marks a new version seen.
+        let version = *served_changes.borrow_and_update();
+        if first || version != state.feed.served {
+            first = false;
+            let State { feed, graph, queue } = &mut state;
+            feed.sync(shared, version, graph, queue);
         }
-        let due = wake.is_some_and(|at| at <= Instant::now());
-        let quiet = match idle_at {
-            Some(idle) if !due && idle.served == served => quiet_pass(shared, idle).await,
-            _ => Ok(None),
-        };
-        match quiet {
-            Ok(Some(revision)) => shared
-                .controllers
-                .mark_idle(progress::Idle { revision, served }),
-            Ok(None) | Err(_) => {
-                let started = std::time::Instant::now();
-                (idle_at, wake) = match pass(shared).await {
-                    Ok((revision, actions, next)) => {
+        state.drain();
+        state.queue.add_due(Instant::now());
+        if let Some(key) = state.queue.pop() {
+            state.process(shared, key).await;
+            continue;
+        }
+        let want = *wanted.borrow_and_update();
+        if !state.queue.busy()
+            && !shared.controllers.idle().covers(want)
+            && recheck.is_none_or(|at| at <= Instant::now())
+        {
+            recheck = None;
+            match state.feed.wait_fresh(want.revision).await {
+                Ok(()) => {
+                    state.drain();
+                    if !state.queue.busy() && *served_changes.borrow() == state.feed.served {
+                        shared.controllers.mark_idle(progress::Idle {
+                            revision: want.revision,
+                            served: state.feed.served,
+                        });
                         tracing::debug!(
                             target: "kcache_apiserver::controllers",
-                            revision,
-                            actions,
-                            elapsed_ms = started.elapsed().as_millis(),
-                            "controllers pass"
+                            revision = want.revision,
+                            served = state.feed.served,
+                            "controllers idle"
                         );
-                        let idle = (actions == 0).then_some(progress::Idle { revision, served });
-                        if let Some(idle) = idle {
-                            shared.controllers.mark_idle(idle);
-                        }
-                        (idle, next)
                     }
-                    Err(error) => {
-                        tracing::warn!(
-                            target: "kcache_apiserver::controllers",
-                            error = &error as &dyn std::error::Error,
-                            "controllers pass failed"
-                        );
-                        (None, Some(Instant::now() + RETRY))
-                    }
-                };
-            }
-        }
-        let changed = select_all(
-            changes
-                .iter_mut()
-                .chain(std::iter::once(&mut served_changes))
-                .map(|rx| Box::pin(rx.changed())),
-        );
-        match wake {
-            Some(at) => {
-                tokio::select! {
-                    _ = changed => {}
-                    () = tokio::time::sleep_until(at) => {}
+                }
+                Err(error) => {
+                    tracing::warn!(
+                        target: "kcache_apiserver::controllers",
+                        error = &error as &dyn std::error::Error,
+                        "a cache did not reach the revision the controllers were asked for"
+                    );
+                    recheck = Some(Instant::now() + RETRY);
                 }
             }
-            None => {
-                let _ = changed.await;
+            continue;
+        }
+        let due = [state.queue.next_due(), recheck]
+            .into_iter()
+            .flatten()
+            .min();
+        let sleep = async {
+            match due {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            () = state.feed.changed() => {}
+            _ = served_changes.changed() => {}
+            _ = wanted.changed() => {}
+            () = sleep => {}
+        }
+    }
+}
+
+impl State {
+    /// Applies what the caches have sent.
+    fn drain(&mut self) {
+        self.feed.drain(&mut self.graph, &mut self.queue);
+    }
+
+    /// Decides about the object with `key` and writes what it needs; a failure retries it
+    /// later.
+    async fn process(&mut self, shared: &Shared, key: Arc<str>) {
+        let Some(entry) = self.graph.get(&key).cloned() else {
+            return;
+        };
+        let started = std::time::Instant::now();
+        let mut actions = Vec::new();
+        match examine(shared, &self.graph, &entry, &mut actions).await {
+            Ok(Some(grace_end)) => self.queue.add_at(grace_end, &key, Later::Grace),
+            Ok(None) => {}
+            Err(error) => {
+                tracing::warn!(
+                    target: "kcache_apiserver::controllers",
+                    %key,
+                    error = &error as &dyn std::error::Error,
+                    "controller read failed"
+                );
+                self.queue
+                    .add_at(Instant::now() + RETRY, &key, Later::Retry);
+                return;
             }
         }
+        let count = actions.len();
+        let mut failed = false;
+        for action in actions {
+            if let Err(error) = action.run(shared).await
+                && error.code != 404
+                && error.code != 409
+            {
+                tracing::warn!(
+                    target: "kcache_apiserver::controllers",
+                    %key,
+                    error = &error as &dyn std::error::Error,
+                    "controller write failed"
+                );
+                failed = true;
+            }
+            // What the writes changed comes back through the caches.
+            self.drain();
+        }
+        if failed {
+            self.queue
+                .add_at(Instant::now() + RETRY, &key, Later::Retry);
+        }
+        tracing::debug!(
+            target: "kcache_apiserver::controllers",
+            %key,
+            actions = count,
+            elapsed_us = started.elapsed().as_micros(),
+            "controllers processed an object"
+        );
     }
 }
 
-/// A pass that reads no cache: when every cache has reached the storage's current revision
-/// and none has had a change that may concern the controllers (an object added or deleted, a
-/// namespace, deletion, finalizers, owner references: `WatchCache::lifecycle_version`) since
-/// the full pass `idle` that had nothing to do, there is still nothing to do, and the revision
-/// is idle. `None` when a full pass is needed. Under a stream of plain updates (a controller
-/// writing status, a benchmark's annotations) this keeps the controllers from copying every
-/// cache per write.
-async fn quiet_pass(shared: &Shared, idle: progress::Idle) -> Result<Option<u64>, ApiError> {
-    let revision = shared
-        .storage
-        .revision()
-        .await
-        .map_err(|e| ApiError::internal(e.to_string()))?;
-    for cache in shared.served().caches() {
-        cache.wait_fresh(revision).await?;
-        if cache.lifecycle_version() > idle.revision {
-            return Ok(None);
-        }
+/// The actions of the garbage collector, the pod reaper and (for a namespace) the namespace
+/// controller for one object; when its grace period ends, if it is a pod in it.
+async fn examine(
+    shared: &Shared,
+    graph: &Graph,
+    entry: &Entry,
+    actions: &mut Vec<Action>,
+) -> Result<Option<Instant>, ApiError> {
+    let grace_end = gc::examine(shared, graph, entry, actions).await?;
+    if is_namespace(&entry.def) {
+        namespace::examine(graph, entry, actions);
     }
-    Ok(Some(revision))
-}
-
-/// One pass: the snapshot, the actions of every controller, their writes. Returns the
-/// revision seen, the number of actions and when to wake up at the latest.
-async fn pass(shared: &Arc<Shared>) -> Result<(u64, usize, Option<Instant>), ApiError> {
-    let snapshot = Snapshot::take(shared).await?;
-    let mut actions = Vec::new();
-    let wake = gc::decide(shared, &snapshot, &mut actions).await?;
-    namespace::decide(&snapshot, &mut actions);
-    let count = actions.len();
-    let mut failed = false;
-    for action in actions {
-        if let Err(error) = action.run(shared).await
-            && error.code != 404
-            && error.code != 409
-        {
-            tracing::warn!(
-                target: "kcache_apiserver::controllers",
-                error = &error as &dyn std::error::Error,
-                "controller write failed"
-            );
-            failed = true;
-        }
-    }
-    let wake = if failed {
-        Some(Instant::now() + RETRY)
-    } else {
-        wake
-    };
-    Ok((snapshot.revision, count, wake))
+    Ok(grace_end)
 }
 
 /// Whether `obj` carries `finalizer`.

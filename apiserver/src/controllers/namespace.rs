@@ -10,7 +10,7 @@ use kube_core::Resource;
 use serde_json::{Value, json};
 
 use super::action::{Action, Change, set_data};
-use super::snapshot::{Entry, Snapshot};
+use super::graph::{Entry, Graph};
 use crate::deletion::{DeleteOptions, KUBERNETES, is_namespace};
 
 /// One condition as the controller writes it.
@@ -99,15 +99,11 @@ fn untimed(conditions: &Value) -> Vec<Value> {
 }
 
 /// Adds the actions for one terminating namespace.
-fn finish(ns: &Entry, snapshot: &Snapshot, actions: &mut Vec<Action>) {
+fn finish(ns: &Entry, graph: &Graph, actions: &mut Vec<Action>) {
     let name = ns.object.meta().name.clone().unwrap_or_default();
     let mut remaining: BTreeMap<String, usize> = BTreeMap::new();
     let mut finalizers: BTreeMap<String, usize> = BTreeMap::new();
-    for entry in snapshot
-        .entries
-        .iter()
-        .filter(|e| e.def.namespaced && e.object.meta().namespace.as_deref() == Some(name.as_str()))
-    {
+    for entry in graph.in_namespace(&name) {
         let meta = entry.object.meta();
         *remaining
             .entry(format!("{}.{}", entry.def.api.plural, entry.def.api.group))
@@ -148,15 +144,15 @@ fn finish(ns: &Entry, snapshot: &Snapshot, actions: &mut Vec<Action>) {
     }
 }
 
-/// Adds the namespace controller's actions.
-pub(super) fn decide(snapshot: &Snapshot, actions: &mut Vec<Action>) {
-    for entry in snapshot.entries.iter().filter(|e| {
-        is_namespace(&e.def)
-            && e.object.meta().deletion_timestamp.is_some()
-            && e.object.to_value()["spec"]["finalizers"]
-                .as_array()
-                .is_some_and(|f| f.iter().any(|x| x == KUBERNETES))
-    }) {
-        finish(entry, snapshot, actions);
+/// Adds the namespace controller's actions for `entry`, when it is a terminating namespace
+/// (`syncNamespaceFromKey`).
+pub(super) fn examine(graph: &Graph, entry: &Entry, actions: &mut Vec<Action>) {
+    let terminating = is_namespace(&entry.def)
+        && entry.object.meta().deletion_timestamp.is_some()
+        && entry.object.to_value()["spec"]["finalizers"]
+            .as_array()
+            .is_some_and(|f| f.iter().any(|x| x == KUBERNETES));
+    if terminating {
+        finish(entry, graph, actions);
     }
 }

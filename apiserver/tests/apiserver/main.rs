@@ -6,6 +6,7 @@ mod autoscaling;
 mod binary;
 mod cache_lists;
 mod clients;
+mod collector;
 mod crd_names;
 mod crd_objects;
 mod crd_versions;
