@@ -40,14 +40,17 @@ pub(super) fn node_key(def: &ResourceDef, obj: &Object) -> Arc<str> {
     }
 }
 
+/// Graph keys by owner uid or namespace name.
+type Index = HashMap<Arc<str>, HashSet<Arc<str>>>;
+
 /// Every served object and who depends on whom.
 #[derive(Debug, Default)]
 pub(super) struct Graph {
     nodes: HashMap<Arc<str>, Entry>,
     /// Owner uid → the keys of the objects whose `ownerReferences` name it.
-    dependents: HashMap<Arc<str>, HashSet<Arc<str>>>,
+    dependents: Index,
     /// Namespace name → the keys of the (namespaced) objects in it.
-    by_namespace: HashMap<Arc<str>, HashSet<Arc<str>>>,
+    by_namespace: Index,
     /// Namespace name → the key of the namespace.
     namespaces: HashMap<Arc<str>, Arc<str>>,
 }
@@ -79,17 +82,18 @@ impl Graph {
 
     /// The objects referencing the owner with `uid`.
     pub(super) fn dependents_of(&self, uid: &str) -> impl Iterator<Item = &Entry> {
-        self.dependents
-            .get(uid)
-            .into_iter()
-            .flatten()
-            .filter_map(|key| self.nodes.get(key))
+        self.entries(&self.dependents, uid)
     }
 
     /// The objects in namespace `name`.
     pub(super) fn in_namespace(&self, name: &str) -> impl Iterator<Item = &Entry> {
-        self.by_namespace
-            .get(name)
+        self.entries(&self.by_namespace, name)
+    }
+
+    /// The objects `index` lists under `at`.
+    fn entries<'a>(&'a self, index: &'a Index, at: &str) -> impl Iterator<Item = &'a Entry> {
+        index
+            .get(at)
             .into_iter()
             .flatten()
             .filter_map(|key| self.nodes.get(key))

@@ -7,7 +7,7 @@
 use serde_json::{Value, json};
 
 use crate::crds::{create_established, widget_crd};
-use crate::support::{Backend, get, on_every_backend, post, put, request};
+use crate::support::{Backend, get, on_every_backend, owner_ref, post, put, request};
 
 on_every_backend!(
     a_dependent_created_after_its_owner_was_deleted_is_collected,
@@ -18,15 +18,6 @@ on_every_backend!(
 
 const CONFIGMAPS: &str = "/api/v1/namespaces/default/configmaps";
 const WIDGETS: &str = "/apis/example.com/v1/namespaces/default/widgets";
-
-/// The owner references naming `owner`.
-fn owned_by(owner: &Value) -> Value {
-    json!([{
-        "apiVersion": owner["apiVersion"], "kind": owner["kind"],
-        "name": owner["metadata"]["name"], "uid": owner["metadata"]["uid"],
-        "blockOwnerDeletion": true,
-    }])
-}
 
 /// Creates a ConfigMap with this metadata; returns it.
 async fn configmap(c: &kube_client::Client, metadata: Value) -> Value {
@@ -72,7 +63,7 @@ async fn a_dependent_created_after_its_owner_was_deleted_is_collected(backend: B
     s.wait_controllers_idle().await.unwrap();
     configmap(
         &c,
-        json!({"name": "late", "ownerReferences": owned_by(&owner)}),
+        json!({"name": "late", "ownerReferences": owner_ref(&owner, true)}),
     )
     .await;
     let kept = configmap(&c, json!({"name": "kept"})).await;
@@ -95,7 +86,7 @@ async fn a_custom_resource_of_a_crd_served_later_is_collected_when_its_owner_is_
     s.wait_controllers_idle().await.unwrap();
     widget(
         &c,
-        json!({"name": "w", "ownerReferences": owned_by(&owner)}),
+        json!({"name": "w", "ownerReferences": owner_ref(&owner, true)}),
     )
     .await;
     s.wait_controllers_idle().await.unwrap();
@@ -123,13 +114,13 @@ async fn an_owner_deleted_in_foreground_waits_for_a_custom_resource_dependent_ad
     let owner = configmap(&c, json!({"name": "owner"})).await;
     // A dependent held by a finalizer keeps the owner waiting.
     let held = json!({"name": "held", "finalizers": ["example.com/hold"],
-        "ownerReferences": owned_by(&owner)});
+        "ownerReferences": owner_ref(&owner, true)});
     configmap(&c, held).await;
     assert_eq!(delete_with(&c, &owner_path, "Foreground").await, 200);
     s.wait_controllers_idle().await.unwrap();
     create_established(&c, &widget_crd()).await;
     let late = json!({"name": "late", "finalizers": ["example.com/hold"],
-        "ownerReferences": owned_by(&owner)});
+        "ownerReferences": owner_ref(&owner, true)});
     widget(&c, late).await;
     s.wait_controllers_idle().await.unwrap();
     let (_, w) = get(&c, &format!("{WIDGETS}/late")).await;
@@ -159,7 +150,7 @@ async fn the_collector_still_follows_the_caches_after_every_watch_was_ended(back
     let owner = configmap(&c, json!({"name": "owner"})).await;
     configmap(
         &c,
-        json!({"name": "dependent", "ownerReferences": owned_by(&owner)}),
+        json!({"name": "dependent", "ownerReferences": owner_ref(&owner, true)}),
     )
     .await;
     s.wait_controllers_idle().await.unwrap();

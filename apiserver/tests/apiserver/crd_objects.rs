@@ -17,13 +17,6 @@ const WIDGETS: &str = "/apis/example.com/v1/namespaces/default/widgets";
 const CONFIGMAPS: &str = "/api/v1/namespaces/default/configmaps";
 const GADGETS: &str = "/apis/example.com/v1/namespaces/default/gadgets";
 
-fn owned_by(owner: &Value) -> Value {
-    json!([{
-        "apiVersion": owner["apiVersion"], "kind": owner["kind"],
-        "name": owner["metadata"]["name"], "uid": owner["metadata"]["uid"],
-    }])
-}
-
 async fn the_garbage_collector_sees_custom_resources_of_a_crd_created_later(backend: Backend) {
     let Some(s) = backend.server().await else {
         return;
@@ -37,12 +30,12 @@ async fn the_garbage_collector_sees_custom_resources_of_a_crd_created_later(back
     let (code, owner) = post(&c, WIDGETS, &widget("owner")).await;
     assert_eq!(code, 201, "{owner}");
     let mut cm = configmap("dependent", "1");
-    cm["metadata"]["ownerReferences"] = owned_by(&owner);
+    cm["metadata"]["ownerReferences"] = owner_ref(&owner, false);
     assert_eq!(post(&c, CONFIGMAPS, &cm).await.0, 201);
     let (code, cm_owner) = post(&c, CONFIGMAPS, &configmap("owner", "1")).await;
     assert_eq!(code, 201, "{cm_owner}");
     let mut dependent = widget("dependent");
-    dependent["metadata"]["ownerReferences"] = owned_by(&cm_owner);
+    dependent["metadata"]["ownerReferences"] = owner_ref(&cm_owner, false);
     assert_eq!(post(&c, WIDGETS, &dependent).await.0, 201);
 
     let (code, _) = request(&c, "DELETE", &format!("{WIDGETS}/owner"), None).await;

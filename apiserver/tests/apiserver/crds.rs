@@ -412,10 +412,6 @@ async fn a_server_restarted_on_etcd_serves_crds_and_finishes_a_custom_cascade() 
         return;
     };
     let builder = || test_builder().storage(std::sync::Arc::clone(&storage.inner));
-    let owned_by = |owner: &Value| {
-        json!([{"apiVersion": owner["apiVersion"], "kind": owner["kind"], "name": owner["metadata"]["name"],
-                "uid": owner["metadata"]["uid"], "controller": true, "blockOwnerDeletion": true}])
-    };
     let cms = "/api/v1/namespaces/default/configmaps";
     {
         // No collector: the cascade stops where a crash would leave it.
@@ -427,10 +423,10 @@ async fn a_server_restarted_on_etcd_serves_crds_and_finishes_a_custom_cascade() 
         let (code, parent) = post(&c, WIDGETS, &widget("parent", json!({"size": 1}))).await;
         assert_eq!(code, 201, "{parent}");
         let mut child = widget("child", json!({"size": 2}));
-        child["metadata"]["ownerReferences"] = owned_by(&parent);
+        child["metadata"]["ownerReferences"] = owner_ref(&parent, true);
         assert_eq!(post(&c, WIDGETS, &child).await.0, 201);
         let mut cm = configmap("owned", "1");
-        cm["metadata"]["ownerReferences"] = owned_by(&parent);
+        cm["metadata"]["ownerReferences"] = owner_ref(&parent, true);
         assert_eq!(post(&c, cms, &cm).await.0, 201);
         let mut marked = parent.clone();
         marked["metadata"]["finalizers"] = json!(["foregroundDeletion"]);

@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use crate::kubectl::{kubectl, kubectl_status, session};
-use crate::support::{Backend, get, on_every_backend, post, put, request};
+use crate::support::{Backend, get, on_every_backend, owner_ref, post, put, request};
 
 on_every_backend!(
     background_deletion_collects_the_whole_chain_after_the_owner,
@@ -17,14 +17,6 @@ on_every_backend!(
     system_namespaces_exist_and_cannot_be_deleted,
     bound_pods_stay_for_their_grace_period_and_unbound_ones_go_at_once,
 );
-
-fn owner_ref(owner: &Value, block: bool) -> Value {
-    json!([{
-        "apiVersion": owner["apiVersion"], "kind": owner["kind"],
-        "name": owner["metadata"]["name"], "uid": owner["metadata"]["uid"],
-        "controller": true, "blockOwnerDeletion": block,
-    }])
-}
 
 /// A Deployment, a ReplicaSet it owns and two Pods the ReplicaSet owns (bound to a node, with
 /// no grace period), in `ns`; returns the three paths.

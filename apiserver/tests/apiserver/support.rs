@@ -341,3 +341,13 @@ pub(crate) fn invalid(status: &Value) -> (String, Vec<(String, String, String)>)
         .collect();
     (status["message"].as_str().unwrap_or("").to_owned(), causes)
 }
+
+/// The `ownerReferences` of a dependent of `owner` (its controller), blocking the owner's
+/// Foreground deletion when `block`.
+pub(crate) fn owner_ref(owner: &Value, block: bool) -> Value {
+    json!([{
+        "apiVersion": owner["apiVersion"], "kind": owner["kind"],
+        "name": owner["metadata"]["name"], "uid": owner["metadata"]["uid"],
+        "controller": true, "blockOwnerDeletion": block,
+    }])
+}
