@@ -40,6 +40,8 @@ mod graph;
 mod namespace;
 pub(crate) mod progress;
 mod queue;
+#[cfg(test)]
+mod tests;
 
 use action::Action;
 use feed::Feed;
