@@ -27,6 +27,9 @@ pub struct CacheConfig {
     pub dispatch_refill_per_second: Duration,
     /// How long a request waits for the cache to reach a resource version (Kubernetes: 3 s).
     pub freshness_timeout: Duration,
+    /// The changes the in-server controllers' subscription holds before it is ended as too
+    /// slow (the controllers then start over from the cache's state).
+    pub lifecycle_buffer: usize,
 }
 
 impl Default for CacheConfig {
@@ -41,6 +44,7 @@ impl Default for CacheConfig {
             dispatch_budget: Duration::from_millis(100),
             dispatch_refill_per_second: Duration::from_millis(50),
             freshness_timeout: Duration::from_secs(3),
+            lifecycle_buffer: 65_536,
         }
     }
 }

@@ -15,10 +15,6 @@ use crate::object::Object;
 use crate::resource::ResourceDef;
 use crate::storage::EventType;
 
-/// How many changes a subscription holds before it is dropped as too slow (its subscriber
-/// then subscribes again and starts over from the state).
-const BUFFER: usize = 65_536;
-
 /// One change a lifecycle subscription receives.
 #[derive(Debug, Clone)]
 pub(crate) enum LifecycleEvent {
@@ -58,7 +54,7 @@ impl WatchCache {
     /// `concerns_lifecycle`); `notify` is woken after each and when the subscription ends.
     pub(crate) fn subscribe_lifecycle(&self, notify: Arc<Notify>) -> Lifecycle {
         let mut state = self.state.write();
-        let (tx, rx) = mpsc::channel(BUFFER);
+        let (tx, rx) = mpsc::channel(self.config.lifecycle_buffer.max(1));
         state.lifecycle.push(Subscriber { tx, notify });
         Lifecycle {
             objects: state.objects.clone(),

@@ -219,6 +219,32 @@ async fn only_lifecycle_changes_reach_the_lifecycle_subscription() {
     );
 }
 
+#[tokio::test]
+async fn a_lifecycle_subscription_that_falls_behind_is_ended() {
+    let cache = cache(CacheConfig {
+        lifecycle_buffer: 2,
+        ..CacheConfig::default()
+    });
+    let mut sub = cache.subscribe_lifecycle(Arc::new(tokio::sync::Notify::new()));
+    for (i, name) in ["a", "b", "c"].into_iter().enumerate() {
+        cache.add(cm(name, 2 + i as u64)).unwrap();
+    }
+    assert_eq!(lifecycle_changes(&mut sub), [2, 3], "what fitted");
+    assert!(
+        matches!(
+            sub.rx.try_recv(),
+            Err(mpsc::error::TryRecvError::Disconnected)
+        ),
+        "then the end"
+    );
+    let again = cache.subscribe_lifecycle(Arc::new(tokio::sync::Notify::new()));
+    assert_eq!(
+        again.objects.len(),
+        3,
+        "a new subscription starts from the state"
+    );
+}
+
 /// The names at `at` (`None`: no snapshot covers it).
 fn names_at(cache: &WatchCache, at: ReadAt) -> Option<Vec<String>> {
     let (objects, _) = cache.read(at)?;
