@@ -432,3 +432,42 @@ async fn kube_lister_watcher_list_fails_with_a_typed_error_when_the_transform_re
     let err = lw.list(&ListOptions::default()).await.unwrap_err();
     assert!(matches!(err, ListWatchError::Transform(_)), "{err:?}");
 }
+
+/// Under a multi-thread runtime, lists and watches are decoded on the runtime's workers: with
+/// the only thread of the blocking pool held until they are done, they still complete (a decode
+/// waiting for a blocking thread would wait for ever, and the bound below would fail the test).
+#[test]
+fn kube_lister_watcher_decodes_on_the_runtime_workers_not_the_blocking_pool() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .max_blocking_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let (server, client) = start().await;
+        *server.watch_body.lock() = (0..64)
+            .map(|i| event("MODIFIED", pod_json(i % 5, 3, 11 + i as u64)))
+            .collect();
+        let lw = KubeListerWatcher::new(Api::<Pod>::all(client));
+        let (held_tx, held) = tokio::sync::oneshot::channel();
+        let (release, wait_for_release) = std::sync::mpsc::channel::<()>();
+        let blocker = tokio::task::spawn_blocking(move || {
+            let _ = held_tx.send(());
+            let _ = wait_for_release.recv();
+        });
+        held.await.unwrap();
+        let decoded = tokio::time::timeout(std::time::Duration::from_secs(60), async {
+            let listed = lw.list(&ListOptions::default()).await.unwrap().items.len();
+            let watched = watch_all(&lw).await;
+            (listed, watched)
+        })
+        .await;
+        release.send(()).unwrap();
+        blocker.await.unwrap();
+        let (listed, watched) = decoded.expect("decoding waited for the blocking pool");
+        assert_eq!(listed, 5);
+        assert_eq!(watched.len(), 64);
+        assert!(watched.iter().all(Result::is_ok), "{watched:?}");
+    });
+}
