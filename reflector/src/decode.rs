@@ -1,5 +1,5 @@
-//! JSON decoding of list bodies and watch lines, meant to run as tasks of their own on the
-//! runtime's workers (kube/decoding.rs), off the task that reads the socket.
+//! JSON decoding of list bodies and watch lines, meant to run on blocking threads, off the task
+//! that reads the socket.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -14,11 +14,6 @@ use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
 use crate::lister_watcher::{Bookmark, ListWatchError, WatchEvent, transformed};
-
-/// The most bytes of JSON one decoding task takes (a batch of list items or of watch lines;
-/// a longer object is still decoded whole): about half a millisecond of a worker thread for
-/// pods of 8.7 KB, so that decoding never holds up the runtime's other tasks for long.
-pub(crate) const DECODE_BATCH_BYTES: usize = 64 * 1024;
 
 /// The metadata of a list: its resource version, continue token and remaining item count.
 #[derive(Debug, Deserialize, Default)]

@@ -9,8 +9,11 @@ use std::ops::Range;
 
 use bytes::{Bytes, BytesMut};
 
-use crate::decode::{DECODE_BATCH_BYTES as BATCH_BYTES, ListMeta, decode_list_meta};
+use crate::decode::{ListMeta, decode_list_meta};
 use crate::lister_watcher::ListWatchError;
+
+/// Bytes of complete items gathered before they are handed out as one batch to decode.
+const BATCH_BYTES: usize = 256 * 1024;
 
 /// Complete items of a list body: `body` holds them, each range is one item's JSON.
 #[derive(Debug)]

@@ -1,5 +1,5 @@
-//! List pages: read as they arrive, decoded in batches on the runtime's workers
-//! (decoding.rs), the next page prefetched.
+//! List pages: read as they arrive, decoded in batches on blocking threads, the next page
+//! prefetched.
 
 use std::sync::Arc;
 
@@ -11,17 +11,15 @@ use serde::de::DeserializeOwned;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
-use super::decoding::decode_on_worker;
-use super::request::{map_error, request_url, send};
+use super::request::{join_error, map_error, request_url, send};
 use super::{JSON, KubeListerWatcher, METADATA_LIST};
 use crate::decode::{ListMeta, decode_items};
 use crate::list_scan::{ItemBatch, ListScanner};
 use crate::lister_watcher::{ListOptions, ListPage, ListWatchError};
 
-/// Item batches (of 64 KiB, 2 MiB in all) of a list body read ahead of the
-/// decoders: the rest waits in the connection, so a relist never holds the whole raw body next
-/// to the decoded objects.
-const LIST_READ_AHEAD_BATCHES: usize = 32;
+/// Item batches (of 256 KiB) of a list body read ahead of the decoders: the rest waits in the
+/// connection, so a relist never holds the whole raw body next to the decoded objects.
+const LIST_READ_AHEAD_BATCHES: usize = 8;
 
 /// A part of a list body, in order: batches of items, then the list's metadata.
 enum ListPart {
@@ -162,7 +160,7 @@ where
         }
     }
 
-    /// One page: item batches are decoded on the runtime's workers while the body is still being
+    /// One page: item batches are decoded on blocking threads while the body is still being
     /// read, `parallelism` of them at a time, and collected in order.
     pub(super) async fn list_page(
         &self,
@@ -177,7 +175,7 @@ where
                 let (known, transform) = (known.clone(), transform.clone());
                 async move {
                     match part? {
-                        ListPart::Items(batch) => decode_on_worker(move || {
+                        ListPart::Items(batch) => tokio::task::spawn_blocking(move || {
                             decode_items::<K>(
                                 &batch.body,
                                 &batch.items,
@@ -185,7 +183,8 @@ where
                                 transform.as_ref(),
                             )
                         })
-                        .await?
+                        .await
+                        .map_err(join_error)?
                         .map(PagePart::Items),
                         ListPart::End(meta) => Ok(PagePart::End(meta)),
                     }

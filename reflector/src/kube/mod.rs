@@ -1,8 +1,6 @@
 //! [`KubeListerWatcher`]: lists and watches over kube-client, decoding off the socket task.
-//! Requests and their errors are in request.rs, list pages in list.rs, watch streams in watch.rs,
-//! where decoding runs in decoding.rs.
+//! Requests and their errors are in request.rs, list pages in list.rs, watch streams in watch.rs.
 
-mod decoding;
 mod list;
 mod request;
 mod watch;
@@ -41,14 +39,10 @@ pub type TweakListOptions = Arc<dyn Fn(&mut ListOptions) + Send + Sync>;
 /// A [`ListerWatcher`] over a kube-client [`Client`] for typed objects, [`DynamicObject`]s or
 /// [`PartialObjectMeta`] (metadata only).
 ///
-/// It reads raw bytes from the connection and decodes them as tasks of their own on the
-/// runtime's worker threads (tokio's blocking pool under a current-thread runtime), at most
-/// 64 KiB of JSON per task: a list page is split into chunks decoded in parallel (order kept),
-/// the next page is fetched while the current one is decoded, and watch lines are decoded in
-/// batches, several batches at once, delivered in order. Each object is decoded once into the
-/// `Arc<K>` the store keeps. Decoding on the workers, which live as long as the runtime, rather
-/// than on the blocking pool's coming and going threads keeps glibc from holding the memory
-/// that replaced objects free in arenas no decoding thread allocates from any more.
+/// It reads raw bytes from the connection and decodes them on blocking threads: a list page is
+/// split into chunks decoded in parallel (order kept), the next page is fetched while the
+/// current one is decoded, and watch lines are decoded in batches, several batches at once,
+/// delivered in order. Each object is decoded once into the `Arc<K>` the store keeps.
 ///
 /// ```no_run
 /// use k8s_openapi::api::core::v1::Pod;
@@ -186,8 +180,7 @@ impl<K> KubeListerWatcher<K> {
         self
     }
 
-    /// How many batches of one list or watch are decoded at once (default: the number of
-    /// cores).
+    /// How many blocking threads decode at once (default: the number of cores).
     #[must_use]
     pub fn decode_parallelism(mut self, n: usize) -> Self {
         self.parallelism = n.max(1);

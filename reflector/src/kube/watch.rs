@@ -1,4 +1,4 @@
-//! Watch streams: lines split as they arrive and decoded in batches on the runtime's workers, in
+//! Watch streams: lines split as they arrive and decoded in batches on blocking threads, in
 //! order, by a driver task running ahead of the caller.
 
 use std::collections::VecDeque;
@@ -13,14 +13,15 @@ use serde::de::DeserializeOwned;
 use tokio::sync::mpsc;
 use tokio_util::task::AbortOnDropHandle;
 
-use super::decoding::decode_on_worker;
-use super::request::{map_error, request_url, send};
+use super::request::{join_error, map_error, request_url, send};
 use super::{JSON, KubeListerWatcher, METADATA};
-use crate::decode::{DECODE_BATCH_BYTES, Decoded, ObjectDecoder, decode_event};
+use crate::decode::{Decoded, ObjectDecoder, decode_event};
 use crate::lister_watcher::{
     ListOptions, ListWatchError, WatchEvent, WatchStream, transform_event,
 };
 
+/// The most bytes of watch lines handed to one decoder at once.
+const MAX_BATCH_BYTES: usize = 512 * 1024;
 /// The most bytes of complete watch lines read ahead of the decoders (a longer line is still
 /// read whole, up to the line bound).
 const MAX_READ_AHEAD_BYTES: usize = 4 * 1024 * 1024;
@@ -199,12 +200,12 @@ impl Lines {
         self.complete_bytes + self.partial.len()
     }
 
-    /// The complete lines waiting, up to [`DECODE_BATCH_BYTES`] (at least one line).
+    /// The complete lines waiting, up to [`MAX_BATCH_BYTES`] (at least one line).
     fn take_batch(&mut self) -> Option<Vec<Bytes>> {
         let mut batch = Vec::new();
         let mut bytes = 0;
         while let Some(line) = self.complete.front() {
-            if !batch.is_empty() && bytes + line.len() > DECODE_BATCH_BYTES {
+            if !batch.is_empty() && bytes + line.len() > MAX_BATCH_BYTES {
                 break;
             }
             bytes += line.len();
@@ -217,8 +218,8 @@ impl Lines {
 
 type EventBatch<K> = Vec<Result<WatchEvent<K>, ListWatchError>>;
 
-/// Reads a watch body, splits it into lines and decodes them on the runtime's workers,
-/// `parallelism` batches at a time, sending the events to `events` in order. A batch is every complete line
+/// Reads a watch body, splits it into lines and decodes them on blocking threads, `parallelism`
+/// batches at a time, sending the events to `events` in order. A batch is every complete line
 /// waiting when a decoder is free: single lines while events trickle in, big batches when they
 /// pour. Ends after an error (sent last) or at the end of the body.
 async fn decode_watch<K, S>(
@@ -239,13 +240,13 @@ async fn decode_watch<K, S>(
             && let Some(batch) = lines.take_batch()
         {
             let decoding_batch = decoding.clone();
-            in_flight.push_back(decode_on_worker(move || {
+            in_flight.push_back(tokio::task::spawn_blocking(move || {
                 decode_batch::<K>(&batch, &decoding_batch)
             }));
         }
         tokio::select! {
             Some(done) = in_flight.next(), if !in_flight.is_empty() => {
-                let batch = done.unwrap_or_else(|e| vec![Err(e)]);
+                let batch = done.unwrap_or_else(|e| vec![Err(join_error(e))]);
                 let failed = batch.iter().any(Result::is_err);
                 if events.send(batch).await.is_err() || failed {
                     return;
