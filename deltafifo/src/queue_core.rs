@@ -454,7 +454,8 @@ fn run_logged<R>(queue: &'static str, depth: usize, process: impl FnOnce() -> R)
     result
 }
 
-/// Implements `Debug`, [`Store`], [`Queue`], `len` (the number of `$counted`) and `is_empty` for
+/// Implements `Debug`, [`Store`], [`Queue`], `len` (the number of `$counted`), `is_empty` and
+/// `wait_len_at_most` for
 /// a queue type `$queue<K>` by forwarding to its `core: QueueCore<_>`, whose items are `$item`.
 /// With `deltas`, also the key methods of a delta queue.
 macro_rules! queue_impls {
@@ -484,6 +485,13 @@ macro_rules! queue_impls {
             /// Whether nothing is queued.
             pub fn is_empty(&self) -> bool {
                 self.len() == 0
+            }
+
+            #[doc = concat!("Waits until at most `max` ", $counted, " are queued (the consumer has popped")]
+            /// the rest), or the queue is closed: the back-pressure that keeps a producer (a paged
+            /// list, a watch) from running ahead of its consumer.
+            pub async fn wait_len_at_most(&self, max: usize) {
+                self.core.wait_len_at_most(max).await;
             }
         }
 

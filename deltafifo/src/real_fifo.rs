@@ -497,13 +497,6 @@ impl<K: Send + Sync> RealFifo<K> {
         self.core.policy().batch_size
     }
 
-    /// Waits until at most `max` deltas are queued (the consumer has popped the rest), or the
-    /// queue is closed: the back-pressure that keeps a producer (a paged list, a watch) from
-    /// running ahead of its consumer.
-    pub async fn wait_len_at_most(&self, max: usize) {
-        self.core.wait_len_at_most(max).await;
-    }
-
     /// Waits for deltas, then removes up to the batch size of them, of distinct keys and never
     /// crossing the end of the initial population, and runs `process(&deltas, is_in_initial_list)`
     /// under the queue's lock. An atomic delta ([`Delta::ReplacedAll`], [`Delta::SyncAll`],

@@ -187,6 +187,11 @@ impl<K: Resource + Send + Sync + 'static> Controller<K> {
                 synced = true;
                 sync_changed();
             }
+            // A pop that finds deltas waiting never yields: without this the loop would hold its
+            // worker for a whole burst, and the handlers' tasks it wakes would wait behind it
+            // (in that worker's LIFO slot, which no other worker takes) while their
+            // notifications, each holding the replaced object, piled up.
+            tokio::task::yield_now().await;
             match popped {
                 Ok(()) => {}
                 Err(PopError::Closed) => return,

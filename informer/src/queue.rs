@@ -41,15 +41,15 @@ pub enum QueueMode {
 }
 
 /// The queue of a [`Controller`](crate::Controller): a [`RealFifo`] or a [`DeltaFifo`], shared.
-/// It is the [`ReflectorStore`] the reflector writes into (delegating to the queue inside).
+/// It is the [`ReflectorStore`] the reflector writes into (delegating to the queue inside). Its
+/// reflector stops reading the watch while more than 1,000 events are queued, until half are
+/// applied ([`ReflectorStore::room`]), so a burst is never held whole.
 pub enum InformerQueue<K> {
     /// An in-order queue (optionally atomic).
     Real(Arc<RealFifo<K>>),
     /// An in-order queue (optionally atomic) that takes a relist page by page
     /// ([`RealFifo::replace_in_pages`], what a compact informer uses): the reflector queues
-    /// each page once the consumer has taken every queued delta, so a list is never held whole,
-    /// and stops reading its watch while more than 1,000 events are queued (until half are
-    /// applied), so a burst is never held whole either.
+    /// each page once the consumer has taken every queued delta, so a list is never held whole.
     Paged(Arc<RealFifo<K>>),
     /// A delta queue.
     Delta(Arc<DeltaFifo<K>>),
@@ -96,8 +96,7 @@ impl<K: Resource + Send + Sync + 'static> InformerQueue<K> {
 
 impl<K: Send + Sync + 'static> InformerQueue<K> {
     /// This queue taking relists page by page ([`InformerQueue::Paged`]) if it is an in-order
-    /// one, and holding back its reflector's watch while more than 1,000 events are queued; a
-    /// [`DeltaFifo`] stays as it is.
+    /// one; a [`DeltaFifo`] stays as it is.
     #[must_use]
     pub fn paged(self) -> Self {
         match self {
@@ -175,9 +174,11 @@ macro_rules! delegate {
     };
 }
 
-/// The watch events an [`InformerQueue::Paged`] holds before its reflector stops reading the
-/// watch (until half are applied): a compact cache applies an event slower than the watch
-/// decodes one, and each queued event holds its decoded object.
+/// The watch events (keys, in a [`DeltaFifo`]) a queue holds before its reflector stops reading
+/// the watch (until half are applied): each queued event holds its decoded object beside the
+/// one the cache still holds, and the watch is decoded faster than the process loop applies it
+/// (bench-e2e, 50,000 pods, a burst of 100,000 events read from an idle server: RSS +617 MiB
+/// with one malloc arena, the objects of a backlog), a compact cache's much faster.
 const WATCH_BOUND: usize = 1_000;
 
 impl<K: Send + Sync + 'static> ReflectorStore<K> for InformerQueue<K> {
@@ -204,10 +205,13 @@ impl<K: Send + Sync + 'static> ReflectorStore<K> for InformerQueue<K> {
     }
     fn room(&self) -> Option<BoxFuture<'_, ()>> {
         match self {
-            Self::Paged(q) if q.len() > WATCH_BOUND => {
+            Self::Real(q) | Self::Paged(q) if q.len() > WATCH_BOUND => {
                 Some(Box::pin(q.wait_len_at_most(WATCH_BOUND / 2)))
             }
-            Self::Paged(_) | Self::Real(_) | Self::Delta(_) => None,
+            Self::Delta(q) if q.len() > WATCH_BOUND => {
+                Some(Box::pin(q.wait_len_at_most(WATCH_BOUND / 2)))
+            }
+            Self::Real(_) | Self::Paged(_) | Self::Delta(_) => None,
         }
     }
     fn resync(&self) -> Result<(), StoreError> {

@@ -211,3 +211,33 @@ async fn atomic_relist_replaces_the_cache_in_one_step_before_notifying() {
     shutdown.cancel();
     task.await.unwrap().unwrap();
 }
+
+/// The process loop yields after each popped batch, so a handler's task runs while a backlog is
+/// applied and not only once it is gone: its notifications hold the objects they replaced until
+/// it has run. 3,000 deltas queued at once (a relist in `RealFifo` mode, one delta per object)
+/// are popped in batches of at most 1,000, and the handler first runs after the first of them.
+#[tokio::test]
+async fn handlers_run_between_the_batches_of_a_backlog() {
+    let source = source_with(3_000);
+    let informer = kcache_informer::SharedIndexInformer::builder(Arc::clone(&source))
+        .queue_mode(kcache_informer::QueueMode::RealFifo)
+        .build();
+    let stored_at_first_call = Arc::new(OnceLock::new());
+    let indexer = informer.indexer();
+    informer
+        .add_event_handler(ResourceEventHandlerFuncs::new().add_func({
+            let stored_at_first_call = Arc::clone(&stored_at_first_call);
+            move |_, _| {
+                stored_at_first_call.get_or_init(|| indexer.len());
+            }
+        }))
+        .unwrap();
+    let running = crate::common::Running::start(source, informer);
+    running.wait_synced().await;
+    let stored = *stored_at_first_call.get().expect("the handler ran");
+    assert!(
+        stored <= 1_000,
+        "the handler first ran with {stored} objects stored: after the whole backlog"
+    );
+    running.stop().await;
+}
