@@ -191,7 +191,7 @@ impl<K: Resource + Send + Sync + 'static> Controller<K> {
             // worker for a whole burst, and the handlers' tasks it wakes would wait behind it
             // (in that worker's LIFO slot, which no other worker takes) while their
             // notifications, each holding the replaced object, piled up.
-            tokio::task::yield_now().await;
+            yield_to_other_tasks().await;
             match popped {
                 Ok(()) => {}
                 Err(PopError::Closed) => return,
@@ -230,4 +230,21 @@ impl<K: Resource + Send + Sync + 'static> HasSynced for Controller<K> {
     fn signals_sync(&self) -> bool {
         true
     }
+}
+
+/// Lets the worker run its other tasks once: the task wakes itself and returns pending, so the
+/// runtime puts it at the back of a run queue that another worker can take from. (tokio's
+/// `yield_now` defers the wake-up on this worker until it next parks, and a handler blocking
+/// this worker, as a slow synchronous handler may, would then hold the loop for as long.)
+async fn yield_to_other_tasks() {
+    let mut yielded = false;
+    std::future::poll_fn(|cx| {
+        if yielded {
+            return std::task::Poll::Ready(());
+        }
+        yielded = true;
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    })
+    .await;
 }

@@ -51,6 +51,17 @@ async fn slow_handler_delays_nobody_else(cache: Cache) {
         release.send(()).unwrap();
     }
     assert!(wait_for_cache_sync(&running.shutdown, &[&slow_reg]).await);
+    // Synced means the three listed pods were handled; the live one may still be on its way.
+    let all_handled = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+        while slow_calls.load(Ordering::SeqCst) < 4 {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await;
+    assert!(
+        all_handled.is_ok(),
+        "the slow handler never got the live pod"
+    );
     running.stop().await;
     assert_eq!(slow_calls.load(Ordering::SeqCst), 4);
 }
