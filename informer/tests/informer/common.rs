@@ -197,3 +197,14 @@ pub(crate) fn source_with(n: usize) -> Arc<FakeControllerSource<Pod>> {
     source.add_all((0..n).map(pod));
     source
 }
+
+/// Waits (at most 10 s) until `condition` holds.
+pub(crate) async fn until(what: &str, condition: impl Fn() -> bool) {
+    let waited = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+        while !condition() {
+            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+        }
+    })
+    .await;
+    assert!(waited.is_ok(), "timed out waiting until {what}");
+}

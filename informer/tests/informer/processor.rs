@@ -9,7 +9,7 @@ use k8s_openapi::api::core::v1::Pod;
 use kcache_informer::{ResourceEventHandlerFuncs, wait_for_cache_sync};
 use parking_lot::Mutex;
 
-use crate::common::{Cache, Recorder, Running, on_both_caches, pod, recv_n, source_with};
+use crate::common::{Cache, Recorder, Running, on_both_caches, pod, recv_n, source_with, until};
 
 /// A handler whose every add blocks until the test lets it through; counts calls.
 fn gated_handler() -> (
@@ -52,16 +52,10 @@ async fn slow_handler_delays_nobody_else(cache: Cache) {
     }
     assert!(wait_for_cache_sync(&running.shutdown, &[&slow_reg]).await);
     // Synced means the three listed pods were handled; the live one may still be on its way.
-    let all_handled = tokio::time::timeout(std::time::Duration::from_secs(10), async {
-        while slow_calls.load(Ordering::SeqCst) < 4 {
-            tokio::task::yield_now().await;
-        }
+    until("the slow handler got the live pod", || {
+        slow_calls.load(Ordering::SeqCst) >= 4
     })
     .await;
-    assert!(
-        all_handled.is_ok(),
-        "the slow handler never got the live pod"
-    );
     running.stop().await;
     assert_eq!(slow_calls.load(Ordering::SeqCst), 4);
 }

@@ -15,7 +15,7 @@ use kcache_reflector::{ListPage, ListWatch, WatchEvent, WatchStream, status};
 use kcache_store::{Indexer, MaybeTombstone, Store};
 use tokio_util::sync::CancellationToken;
 
-use crate::common::{pod, source_with};
+use crate::common::{pod, source_with, until};
 
 fn rv(p: &Pod) -> String {
     p.metadata.resource_version.clone().unwrap_or_default()
@@ -23,17 +23,6 @@ fn rv(p: &Pod) -> String {
 
 fn name(p: &Pod) -> String {
     p.metadata.name.clone().unwrap_or_default()
-}
-
-/// Waits (at most 10 s) until `condition` holds.
-async fn until(what: &str, condition: impl Fn() -> bool) {
-    let waited = tokio::time::timeout(Duration::from_secs(10), async {
-        while !condition() {
-            tokio::time::sleep(Duration::from_millis(1)).await;
-        }
-    })
-    .await;
-    assert!(waited.is_ok(), "timed out waiting until {what}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
