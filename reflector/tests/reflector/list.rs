@@ -137,11 +137,7 @@ async fn three_too_large_rv_error_forms_relist_at_empty() {
             )),
         },
         // Every watch fails with Expired: a relist at the last synced resource version follows.
-        |_, _| {
-            Ok(events_then_close(vec![WatchEvent::Error(status::expired(
-                "too old",
-            ))]))
-        },
+        expired_watch,
     );
     let store = Arc::new(RecordingStore::default());
     let reflector = Arc::new(Reflector::new(
@@ -160,14 +156,7 @@ async fn three_too_large_rv_error_forms_relist_at_empty() {
 async fn page_size_rules() {
     // Default: the first list (RV "0") asks for 500; a relist at a known RV asks for no limit
     // because the first list was not paginated.
-    let (lw, mut calls) = scripted(
-        |_, _| Ok(page(vec![], "10", None)),
-        |_, _| {
-            Ok(events_then_close(vec![WatchEvent::Error(status::expired(
-                "too old",
-            ))]))
-        },
-    );
+    let (lw, mut calls) = scripted(|_, _| Ok(page(vec![], "10", None)), expired_watch);
     let reflector = Arc::new(Reflector::new(
         lw,
         Arc::new(RecordingStore::default()),
@@ -192,11 +181,7 @@ async fn page_size_rules() {
             }
             _ => Ok(page(vec![pod("b", "2")], "10", None)),
         },
-        |_, _| {
-            Ok(events_then_close(vec![WatchEvent::Error(status::expired(
-                "too old",
-            ))]))
-        },
+        expired_watch,
     );
     let reflector = Arc::new(Reflector::new(
         lw,
@@ -221,14 +206,7 @@ async fn page_size_rules() {
     running.stop().await;
 
     // An explicit page size is always used.
-    let (lw, mut calls) = scripted(
-        |_, _| Ok(page(vec![], "10", None)),
-        |_, _| {
-            Ok(events_then_close(vec![WatchEvent::Error(status::expired(
-                "too old",
-            ))]))
-        },
-    );
+    let (lw, mut calls) = scripted(|_, _| Ok(page(vec![], "10", None)), expired_watch);
     let reflector = Arc::new(Reflector::new(
         lw,
         Arc::new(RecordingStore::default()),
@@ -248,11 +226,7 @@ async fn the_most_recent_list_semantic_lists_first_at_the_newest_state_in_pages(
             None => Ok(page(vec![pod("a", "1")], "10", Some("c"))),
             Some(_) => Ok(page(vec![pod("b", "2")], "10", None)),
         },
-        |_, _| {
-            Ok(events_then_close(vec![WatchEvent::Error(status::expired(
-                "too old",
-            ))]))
-        },
+        expired_watch,
     );
     let reflector = Arc::new(Reflector::new(
         lw,

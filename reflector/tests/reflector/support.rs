@@ -54,6 +54,14 @@ pub(crate) fn events_then_close(events: Vec<WatchEvent<Pod>>) -> WatchStream<Pod
     stream::iter(events.into_iter().map(Ok)).boxed()
 }
 
+/// A watch script whose every watch ends at once with 410 Expired, so each is followed by a
+/// relist.
+pub(crate) fn expired_watch(_: usize, _: &ListOptions) -> Result<WatchStream<Pod>, ListWatchError> {
+    Ok(events_then_close(vec![WatchEvent::Error(
+        kcache_reflector::status::expired("too old"),
+    )]))
+}
+
 /// A [`Store`] over an [`Indexer`] that records every call as a line ("add ns/a 5", ...).
 #[derive(Debug, Default)]
 pub(crate) struct RecordingStore {
