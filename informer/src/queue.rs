@@ -178,7 +178,8 @@ macro_rules! delegate {
 /// the watch (until half are applied): each queued event holds its decoded object beside the
 /// one the cache still holds, and the watch is decoded faster than the process loop applies it
 /// (bench-e2e, 50,000 pods, a burst of 100,000 events read from an idle server: RSS +617 MiB
-/// with one malloc arena, the objects of a backlog); a compact cache applies slower still.
+/// with one malloc arena, the objects of a backlog, in a run beside a build); a compact cache
+/// applies slower still.
 const WATCH_BOUND: usize = 1_000;
 
 impl<K: Send + Sync + 'static> ReflectorStore<K> for InformerQueue<K> {
