@@ -212,8 +212,7 @@ async fn retry_on_error_requeues_failed_deltas() {
 }
 
 #[tokio::test]
-async fn every_informer_queue_holds_its_watch_back_past_a_thousand_queued_events_until_half_are_applied()
- {
+async fn every_informer_queue_holds_its_watch_back_past_256_queued_events_until_half_are_applied() {
     use futures::FutureExt;
     use kcache_reflector::ReflectorStore;
 
@@ -225,24 +224,24 @@ async fn every_informer_queue_holds_its_watch_back_past_a_thousand_queued_events
         let indexer = Arc::new(Indexer::<Pod>::default());
         let known: Arc<dyn KnownObjects<Pod>> = indexer;
         let queue = InformerQueue::new(mode, known);
-        for i in 0..1_000 {
+        for i in 0..256 {
             ReflectorStore::add(&queue, at(i, "1")).unwrap();
         }
         assert!(
             queue.room().is_none(),
-            "{mode:?}: 1,000 queued events leave room"
+            "{mode:?}: 256 queued events leave room"
         );
-        ReflectorStore::add(&queue, at(1_000, "1")).unwrap();
+        ReflectorStore::add(&queue, at(256, "1")).unwrap();
         let mut room = queue
             .room()
-            .unwrap_or_else(|| panic!("{mode:?}: no room past 1,000 queued events"));
+            .unwrap_or_else(|| panic!("{mode:?}: no room past 256 queued events"));
         loop {
             let before = queue.len();
             if room.as_mut().now_or_never().is_some() {
-                assert!(before <= 500, "{mode:?}: room with {before} queued");
+                assert!(before <= 128, "{mode:?}: room with {before} queued");
                 break;
             }
-            assert!(before > 500, "{mode:?}: no room with {before} queued");
+            assert!(before > 128, "{mode:?}: no room with {before} queued");
             queue
                 .pop::<std::convert::Infallible>(|_, _| Ok(()))
                 .await
