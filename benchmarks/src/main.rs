@@ -24,7 +24,7 @@
 //! go into BENCHMARKS.md.
 //!
 //! ```text
-//! cargo xtask bench-e2e [--pods N] [--quick]
+//! cargo xtask bench-e2e [--pods N] [--quick] [--mimalloc]
 //! ```
 
 mod client;
@@ -40,6 +40,11 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// With the `mimalloc` feature every process of the run allocates with mimalloc.
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// kcache against kube-runtime, whole processes: sync, watch throughput and latency, relist.
 #[derive(Debug, Parser)]
@@ -238,11 +243,19 @@ async fn parent(args: Args) -> Result<(), BoxError> {
         },
         watchers: args.watchers,
         fanout_events: args.fanout_events,
-        command: if args.quick {
-            "cargo xtask bench-e2e --quick".to_owned()
-        } else {
-            format!("cargo xtask bench-e2e --pods {pods}")
-        },
+        command: format!(
+            "cargo xtask bench-e2e {}{}",
+            if args.quick {
+                "--quick".to_owned()
+            } else {
+                format!("--pods {pods}")
+            },
+            if cfg!(feature = "mimalloc") {
+                " --mimalloc"
+            } else {
+                ""
+            }
+        ),
     };
     let mut machine = report::Machine::read();
     let cluster = run::seed(&settings).await?;

@@ -7,7 +7,7 @@
 //!
 //! Other commands: `cargo xtask layering` (only the dependency layering check);
 //! `cargo xtask fuzz [target] [--seconds N]` (the cargo-fuzz targets of `fuzz/`; not in CI);
-//! `cargo xtask bench-e2e [--pods N] [--quick]` (the whole-process benchmarks against kube-runtime, built
+//! `cargo xtask bench-e2e [--pods N] [--quick] [--mimalloc]` (the whole-process benchmarks against kube-runtime, built
 //! in release; they update BENCHMARKS.md at the repository's root).
 
 mod fuzz;
@@ -195,11 +195,18 @@ fn bench_e2e(args: &[String]) -> Result<(), String> {
         "kcache-benchmarks",
         "--bin",
         "bench-e2e",
-        "--",
-        "--out",
-        &report,
     ];
-    run.extend(args.iter().map(String::as_str));
+    // Every process of the run under mimalloc rather than the system allocator.
+    let mimalloc = args.iter().any(|a| a == "--mimalloc");
+    if mimalloc {
+        run.extend(["--features", "mimalloc"]);
+    }
+    run.extend(["--", "--out", &report]);
+    run.extend(
+        args.iter()
+            .map(String::as_str)
+            .filter(|a| *a != "--mimalloc"),
+    );
     // protoc for etcd-client's build script (the server section runs etcd).
     let protoc = metadata::target_directory()
         .and_then(|target| tools::protoc(&Host::from_env(&target)))
@@ -217,7 +224,7 @@ fn main() -> ExitCode {
         Some("bench-e2e") => exit_code(bench_e2e(rest)),
         _ => {
             eprintln!(
-                "usage: cargo xtask <ci [--strict]|layering|fuzz [target] [--seconds N]|bench-e2e [--pods N] [--quick]>"
+                "usage: cargo xtask <ci [--strict]|layering|fuzz [target] [--seconds N]|bench-e2e [--pods N] [--quick] [--mimalloc]>"
             );
             ExitCode::FAILURE
         }
