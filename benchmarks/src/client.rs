@@ -9,14 +9,14 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures::StreamExt;
+use futures::{Stream, StreamExt};
 use k8s_openapi::api::core::v1::Pod;
 use kcache_factory::{SharedInformerFactory, drop_managed_fields};
 use kcache_informer::ResourceEventHandlerFuncs;
 use kcache_store::{IndexFunc, Indexers};
 use kube_client::{Api, Client};
-use kube_core::ObjectList;
 use kube_core::params::{ListParams, WatchParams};
+use kube_core::{ObjectList, PartialObjectMeta, Resource};
 use kube_runtime::{WatchStreamExt, reflector, watcher};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -74,7 +74,19 @@ pub(crate) async fn run(role: Role, url: &str, pods: usize) -> Result<(), BoxErr
         Role::Kcache | Role::KcacheNoManagedFields | Role::KcacheCompact => {
             kcache(client, role, probe).await
         }
-        Role::KubeRuntime | Role::KubeRuntimeDefault => kube_runtime(client, role, probe).await,
+        Role::KcacheMetadata => kcache_metadata(client, probe).await,
+        Role::KubeRuntime | Role::KubeRuntimeDefault => {
+            let mut config = watcher::Config::default();
+            if role == Role::KubeRuntime {
+                config = config.any_semantic();
+            }
+            kube_runtime(watcher(Api::<Pod>::all(client), config), probe).await
+        }
+        Role::KubeRuntimeMetadata => {
+            let config = watcher::Config::default().any_semantic();
+            let api = Api::<PartialObjectMeta<Pod>>::all(client);
+            kube_runtime(watcher(api, config), probe).await
+        }
     }
 }
 
@@ -93,7 +105,8 @@ async fn kcache(client: Client, role: Role, probe: Arc<Probe>) -> Result<(), Box
     informer.add_indexers(indexes())?;
     let seen = Arc::clone(&probe);
     informer.add_event_handler(
-        ResourceEventHandlerFuncs::new().update_func(move |_, new| seen.observe(new)),
+        ResourceEventHandlerFuncs::new()
+            .update_func(move |_, new: &Arc<Pod>| seen.observe(new.meta())),
     )?;
     factory.start()?;
     factory.wait_for_cache_sync().await;
@@ -103,38 +116,56 @@ async fn kcache(client: Client, role: Role, probe: Arc<Probe>) -> Result<(), Box
     served
 }
 
-/// kube-runtime's `watcher` + `reflector` as kube-rs's examples run them: with
-/// `default_backoff()`, the stream polled by the future `#[tokio::main]` blocks on, the store's
-/// reader on a task of its own (here, the one following the parent's commands).
-/// [`Role::KubeRuntime`] lists with `any_semantic()` (resourceVersion=0, as kcache's first
-/// list), [`Role::KubeRuntimeDefault`] with the default (the most recent, paged from a
-/// watch-cache snapshot).
-async fn kube_runtime(client: Client, role: Role, probe: Arc<Probe>) -> Result<(), BoxError> {
+/// The factory's metadata-only informer of pods (`PartialObjectMeta<Pod>`), with one update
+/// handler.
+async fn kcache_metadata(client: Client, probe: Arc<Probe>) -> Result<(), BoxError> {
     let (start, cpu) = (Instant::now(), Cpu::now());
-    let mut config = watcher::Config::default();
-    if role == Role::KubeRuntime {
-        config = config.any_semantic();
-    }
-    let (reader, writer) = reflector::store::<Pod>();
+    let factory = SharedInformerFactory::new(client);
+    let informer = factory.metadata_informer::<Pod>();
+    let seen = Arc::clone(&probe);
+    informer.add_event_handler(
+        ResourceEventHandlerFuncs::new()
+            .update_func(move |_, new: &Arc<PartialObjectMeta<Pod>>| seen.observe(new.meta())),
+    )?;
+    factory.start()?;
+    factory.wait_for_cache_sync().await;
+    say(synced_figures(start, cpu, informer.indexer().len()));
+    let served = serve(&probe, &|| informer.indexer().len()).await;
+    drop(factory);
+    served
+}
+
+/// kube-runtime's `watcher` (of pods, or of `PartialObjectMeta<Pod>`) + `reflector` as kube-rs's examples run
+/// them: with `default_backoff()`, the stream polled by the future `#[tokio::main]` blocks on,
+/// the store's reader on a task of its own (here, the one following the parent's commands).
+/// [`Role::KubeRuntime`] and [`Role::KubeRuntimeMetadata`] list with `any_semantic()`
+/// (resourceVersion=0, as kcache's first list), [`Role::KubeRuntimeDefault`] with the default
+/// (the most recent, paged from a watch-cache snapshot).
+async fn kube_runtime<K>(
+    stream: impl Stream<Item = Result<watcher::Event<K>, watcher::Error>> + Send,
+    probe: Arc<Probe>,
+) -> Result<(), BoxError>
+where
+    K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
+{
+    let (start, cpu) = (Instant::now(), Cpu::now());
+    let (reader, writer) = reflector::store::<K>();
     let seen = Arc::clone(&probe);
     let commands = tokio::spawn(async move {
         reader.wait_until_ready().await?;
         say(synced_figures(start, cpu, reader.len()));
         serve(&seen, &|| reader.len()).await
     });
-    let events = watcher(Api::<Pod>::all(client), config)
-        .default_backoff()
-        .reflect(writer)
-        .for_each(|event| {
-            match event {
-                Ok(watcher::Event::Apply(pod) | watcher::Event::InitApply(pod)) => {
-                    probe.observe(&pod)
-                }
-                Ok(watcher::Event::Init) => probe.list_started(),
-                _ => {}
+    let events = stream.default_backoff().reflect(writer).for_each(|event| {
+        match event {
+            Ok(watcher::Event::Apply(object) | watcher::Event::InitApply(object)) => {
+                probe.observe(object.meta())
             }
-            futures::future::ready(())
-        });
+            Ok(watcher::Event::Init) => probe.list_started(),
+            _ => {}
+        }
+        futures::future::ready(())
+    });
     tokio::select! {
         () = events => Err("the watch stream ended".into()),
         served = commands => served?,

@@ -112,12 +112,17 @@ enum Role {
     KcacheNoManagedFields,
     /// The same with the compact cache (`compact_cache_for::<Pod>()`).
     KcacheCompact,
+    /// The factory's metadata-only informer (`metadata_informer::<Pod>()`).
+    KcacheMetadata,
     /// kube-runtime's watcher + reflector listing as kcache does (`any_semantic()`:
     /// resourceVersion=0, answered from the watch cache).
     KubeRuntime,
     /// kube-runtime's watcher + reflector with its defaults (the most recent list, in pages of
     /// 500 from the watch cache's snapshot).
     KubeRuntimeDefault,
+    /// kube-runtime's watcher + reflector of `PartialObjectMeta<Pod>` (what replaced
+    /// `metadata_watcher`), `any_semantic()`.
+    KubeRuntimeMetadata,
     /// serde_json decoding the list pages on one thread.
     Decode,
     /// The latency floor: the raw watch lines, only their write stamp read (server and
@@ -126,12 +131,14 @@ enum Role {
 }
 
 impl Role {
-    const ALL: [Role; 7] = [
+    const ALL: [Role; 9] = [
         Role::Kcache,
         Role::KcacheNoManagedFields,
         Role::KcacheCompact,
+        Role::KcacheMetadata,
         Role::KubeRuntime,
         Role::KubeRuntimeDefault,
+        Role::KubeRuntimeMetadata,
         Role::Decode,
         Role::Wire,
     ];
@@ -142,8 +149,10 @@ impl Role {
             Role::Kcache => "kcache",
             Role::KcacheNoManagedFields => "kcache-no-managed-fields",
             Role::KcacheCompact => "kcache-compact",
+            Role::KcacheMetadata => "kcache-metadata",
             Role::KubeRuntime => "kube-runtime",
             Role::KubeRuntimeDefault => "kube-runtime-default",
+            Role::KubeRuntimeMetadata => "kube-runtime-metadata",
             Role::Decode => "decode",
             Role::Wire => "wire",
         }
@@ -152,7 +161,11 @@ impl Role {
     /// How the client lists first.
     fn first_list(self) -> &'static str {
         match self {
-            Role::Kcache | Role::KcacheNoManagedFields | Role::KubeRuntime => {
+            Role::Kcache
+            | Role::KcacheNoManagedFields
+            | Role::KcacheMetadata
+            | Role::KubeRuntime
+            | Role::KubeRuntimeMetadata => {
                 "resourceVersion=0&limit=500: one answer from the watch cache"
             }
             Role::KcacheCompact | Role::KubeRuntimeDefault | Role::Decode | Role::Wire => {
@@ -167,8 +180,12 @@ impl Role {
             Role::Kcache => "kcache SharedIndexInformer",
             Role::KcacheNoManagedFields => "kcache + drop_managed_fields",
             Role::KcacheCompact => "kcache compact cache",
+            Role::KcacheMetadata => "kcache metadata-only informer",
             Role::KubeRuntime => "kube-runtime watcher + reflector, `any_semantic()`",
             Role::KubeRuntimeDefault => "kube-runtime watcher + reflector, defaults",
+            Role::KubeRuntimeMetadata => {
+                "kube-runtime watcher + reflector of `PartialObjectMeta`, `any_semantic()`"
+            }
             Role::Decode => "limit: serde_json, one thread",
             Role::Wire => "floor: raw watch lines, not decoded",
         }

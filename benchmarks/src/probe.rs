@@ -3,7 +3,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 
@@ -50,10 +50,9 @@ impl Probe {
         self.expect.store(events, Ordering::SeqCst);
     }
 
-    /// Sees one object (an update the handler was given, or an applied object).
-    pub(crate) fn observe(&self, pod: &Pod) {
-        if let Some(written) = pod
-            .metadata
+    /// Sees one object by its metadata (an update the handler was given, or an applied object).
+    pub(crate) fn observe(&self, meta: &ObjectMeta) {
+        if let Some(written) = meta
             .annotations
             .as_ref()
             .and_then(|a| a.get(WRITTEN_AT))
