@@ -23,25 +23,68 @@ pub(crate) enum Format {
     Json,
     /// A `meta.k8s.io` Table of the given version (`v1` or `v1beta1`).
     Table(&'static str, IncludeObject),
+    /// `meta.k8s.io`'s `PartialObjectMetadata` of the given version: each object's metadata
+    /// alone. `list`: the client asked for `PartialObjectMetadataList`, which only a list
+    /// answers (and `PartialObjectMetadata` only a single object or a watch).
+    Metadata {
+        version: &'static str,
+        list: bool,
+    },
 }
 
 impl Format {
-    /// `as=Table` in the first media type of the Accept header selects the Table form (its
-    /// `v=` parameter the version); `include` is what rows carry.
+    /// The first media type of the Accept header that can be served, in the order given, as
+    /// Kubernetes negotiates: JSON with `as=Table`, `as=PartialObjectMetadata` or
+    /// `as=PartialObjectMetadataList` (the `v=` parameter the version) or plain; types it cannot
+    /// serve (protobuf, an unknown `as=`) are passed over, and JSON is the answer when none is
+    /// left. `include` is what Table rows carry.
     pub(crate) fn from_accept(accept: Option<&str>, include: IncludeObject) -> Self {
-        let Some(first) = accept.and_then(|a| a.split(',').next()) else {
-            return Self::Json;
-        };
-        if !first.contains("as=Table") {
-            return Self::Json;
+        for media in accept.unwrap_or_default().split(',') {
+            let mut parts = media.split(';').map(str::trim);
+            if !matches!(
+                parts.next(),
+                Some("application/json" | "application/*" | "*/*")
+            ) {
+                continue;
+            }
+            let mut as_kind = None;
+            let mut version = "v1";
+            for (name, value) in parts.filter_map(|p| p.split_once('=')) {
+                match (name.trim(), value.trim()) {
+                    ("as", kind) => as_kind = Some(kind),
+                    ("v", "v1beta1") => version = "v1beta1",
+                    _ => {}
+                }
+            }
+            match as_kind {
+                None => return Self::Json,
+                Some("Table") => return Self::Table(version, include),
+                Some("PartialObjectMetadata") => {
+                    return Self::Metadata {
+                        version,
+                        list: false,
+                    };
+                }
+                Some("PartialObjectMetadataList") => {
+                    return Self::Metadata {
+                        version,
+                        list: true,
+                    };
+                }
+                Some(_) => {}
+            }
         }
-        let version = if first.split(';').any(|p| p.trim() == "v=v1beta1") {
-            "v1beta1"
-        } else {
-            "v1"
-        };
-        Self::Table(version, include)
+        Self::Json
     }
+}
+
+/// An object as `meta.k8s.io`'s `PartialObjectMetadata` of `version`: its metadata alone.
+pub(crate) fn partial_metadata(version: &str, obj: &Object) -> Value {
+    json!({
+        "kind": "PartialObjectMetadata",
+        "apiVersion": format!("meta.k8s.io/{version}"),
+        "metadata": obj.full_meta(),
+    })
 }
 
 /// The list metadata of a response.
@@ -66,19 +109,28 @@ fn list_meta_json(meta: &ListMeta) -> Value {
 const CHUNK: usize = 256 * 1024;
 
 /// A list body, streamed in chunks of about 256 KiB, each object's shared encoding copied once
-/// (objects stored in another version than `def`'s are converted first).
+/// (objects stored in another version than `def`'s are converted first); with `metadata`, a
+/// `PartialObjectMetadataList` of that version instead, each item its object's metadata.
 pub(crate) fn list_body(
     def: &Arc<ResourceDef>,
     meta: &ListMeta,
     items: Vec<Arc<Object>>,
+    metadata: Option<&'static str>,
 ) -> impl Stream<Item = Result<Bytes, Infallible>> + Send + 'static {
     let def = Arc::clone(def);
     let api_version = def.api.api_version.clone();
+    let (kind, list_version) = match metadata {
+        Some(version) => (
+            "PartialObjectMetadataList".to_owned(),
+            format!("meta.k8s.io/{version}"),
+        ),
+        None => (def.list_kind(), api_version.clone()),
+    };
     let mut head = Vec::with_capacity(256);
     head.extend_from_slice(b"{\"kind\":");
-    write_json(&mut head, &def.list_kind());
+    write_json(&mut head, &kind);
     head.extend_from_slice(b",\"apiVersion\":");
-    write_json(&mut head, &def.api.api_version);
+    write_json(&mut head, &list_version);
     head.extend_from_slice(b",\"metadata\":");
     write_json(&mut head, &list_meta_json(meta));
     head.extend_from_slice(b",\"items\":[");
@@ -99,7 +151,11 @@ pub(crate) fn list_body(
                     if i > 0 {
                         buf.extend_from_slice(b",");
                     }
-                    if obj.api_version() == api_version {
+                    if let Some(version) = metadata {
+                        buf.extend_from_slice(
+                            partial_metadata(version, &obj).to_string().as_bytes(),
+                        );
+                    } else if obj.api_version() == api_version {
                         buf.extend_from_slice(obj.raw());
                     } else {
                         buf.extend_from_slice(crate::convert::served(&def, &obj).raw());
@@ -227,6 +283,19 @@ impl WatchBody {
                 self.pending.push_back(Bytes::from_static(b"}\n"));
             }
             (Msg::Initial(obj), Format::Table(..)) => self.push_table(WatchKind::Added, &obj),
+            (Msg::Event(kind, event), Format::Metadata { version, .. }) => {
+                let obj = event.object_for(kind);
+                self.pending.push_back(event_frame(
+                    kind.as_str(),
+                    partial_metadata(version, obj).to_string().as_bytes(),
+                ));
+            }
+            (Msg::Initial(obj), Format::Metadata { version, .. }) => {
+                self.pending.push_back(event_frame(
+                    WatchKind::Added.as_str(),
+                    partial_metadata(version, &obj).to_string().as_bytes(),
+                ))
+            }
             (Msg::Bookmark(rv), _) => self.pending.push_back(bookmark_frame(&self.def, rv, false)),
             (Msg::InitialEventsEnd(rv), _) => {
                 self.pending.push_back(bookmark_frame(&self.def, rv, true))

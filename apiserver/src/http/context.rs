@@ -11,7 +11,7 @@ use super::response::json_response;
 use super::route::ResourcePath;
 use crate::cache::WatchCache;
 use crate::cacher::storage_status;
-use crate::encode::{Format, ListMeta, TableForm, table};
+use crate::encode::{Format, ListMeta, TableForm, partial_metadata, table};
 use crate::error::ApiError;
 use crate::object::Object;
 use crate::query::Query;
@@ -60,6 +60,9 @@ impl RequestCtx<'_> {
                     code,
                     table(self.def, &meta, std::slice::from_ref(obj), form),
                 )
+            }
+            Format::Metadata { version, .. } => {
+                json_response(code, partial_metadata(version, obj).to_string().into())
             }
         }
     }

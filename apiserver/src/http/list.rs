@@ -61,6 +61,9 @@ pub(super) async fn list(ctx: &RequestCtx<'_>) -> Result<Response, ApiError> {
             };
             json_response(200, table(ctx.def, &meta, &items, form))
         }
-        Format::Json => stream_response(list_body(ctx.def, &meta, items)),
+        Format::Json => stream_response(list_body(ctx.def, &meta, items, None)),
+        Format::Metadata { version, .. } => {
+            stream_response(list_body(ctx.def, &meta, items, Some(version)))
+        }
     })
 }

@@ -138,6 +138,27 @@ async fn handle_inner(shared: &Arc<Shared>, req: Request) -> Result<Response, Ap
         headers: &parts.headers,
         body,
     };
+    if let Format::Metadata { list, .. } = format {
+        let answers_list = rp.name.is_none()
+            && rp.sub.is_none()
+            && (parts.method == Method::DELETE
+                || (parts.method == Method::GET && !query.flag("watch")));
+        // handlers/response.go's transformObject (its messages end with the Go type of the
+        // object, which has no equal here).
+        match (list, answers_list) {
+            (true, false) => {
+                return Err(ApiError::not_acceptable(
+                    "you requested PartialObjectMetadataList, but the requested object is not a list",
+                ));
+            }
+            (false, true) => {
+                return Err(ApiError::not_acceptable(
+                    "you requested PartialObjectMetadata, but the requested object is a list",
+                ));
+            }
+            _ => {}
+        }
+    }
     match (&parts.method, rp.name, rp.sub) {
         (&Method::GET, None, None) => {
             if query.flag("watch") {

@@ -7,7 +7,7 @@ use http::header;
 use super::body::{body_object, body_value, delete_request, read_patch};
 use super::context::RequestCtx;
 use super::response::json_response;
-use crate::encode::{ListMeta, list_body};
+use crate::encode::{Format, ListMeta, list_body};
 use crate::error::ApiError;
 use crate::fieldmanager::Verb;
 use crate::filter::Filter;
@@ -108,8 +108,12 @@ pub(super) async fn delete_collection(ctx: &RequestCtx<'_>) -> Result<Response, 
         resource_version,
         ..ListMeta::default()
     };
+    let metadata = match ctx.format {
+        Format::Metadata { version, .. } => Some(version),
+        Format::Json | Format::Table(..) => None,
+    };
     let mut resp = Response::new(axum::body::Body::from_stream(list_body(
-        ctx.def, &meta, deleted,
+        ctx.def, &meta, deleted, metadata,
     )));
     resp.headers_mut().insert(
         header::CONTENT_TYPE,

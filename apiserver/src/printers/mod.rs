@@ -127,7 +127,7 @@ pub(crate) fn row(
     match include {
         IncludeObject::None => {}
         IncludeObject::Metadata => {
-            row["object"] = json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": served.full_meta()});
+            row["object"] = crate::encode::partial_metadata("v1", served);
         }
         IncludeObject::Object => row["object"] = served.to_value(),
     }

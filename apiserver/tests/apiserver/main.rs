@@ -29,6 +29,7 @@ mod kubectl_tables;
 mod label_selectors;
 mod lifecycle;
 mod lists;
+mod metadata;
 mod noop_writes;
 mod pod_spec;
 mod pod_spec_fields;
