@@ -148,8 +148,12 @@ pub(crate) fn apply(
     if !force && !conflicts.is_empty() {
         return Err(conflicts.into());
     }
+    // The entry's time moves only when a field it can own changed: a change the strategy resets
+    // (a pod's status applied to the pod) is dropped after this, and the write with it, so it
+    // must not leave a new time behind to be written (`managedfieldsupdater.go` stamps the
+    // time only when the object changed, the reset fields stripped from the applied config).
     let mine = managers.entry(&me);
-    mine.time = if new == live_obj {
+    mine.time = if changed.is_empty() && removed.is_empty() {
         previous_time.or(me.time)
     } else {
         me.time

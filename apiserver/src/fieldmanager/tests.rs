@@ -346,6 +346,20 @@ fn an_apply_that_changes_nothing_keeps_the_entry_time() {
 }
 
 #[test]
+fn an_apply_that_changes_only_reset_fields_keeps_the_entry_time() {
+    let status = field_set(&[&["status"]]);
+    let mut config = deploy(json!({"replicas": 1}));
+    config["status"] = json!({"replicas": 5});
+    let mut live = apply(None, &config, &writer("a", DEPLOY, &status), false).unwrap();
+    // What the strategy keeps: the status the apply asked for is not written.
+    live["status"] = json!({"replicas": 0});
+    let mut later = writer("a", DEPLOY, &status);
+    later.now = "2027-01-01T00:00:00Z";
+    let out = apply(Some(&live), &config, &later, false).unwrap();
+    assert_eq!(out["metadata"]["managedFields"][0]["time"], NOW, "{out}");
+}
+
+#[test]
 fn kubectl_server_side_apply_rewrites_the_client_side_last_applied_annotation() {
     let none = FieldSet::default();
     let mut live = deploy(json!({"replicas": 1}));
