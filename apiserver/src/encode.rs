@@ -78,15 +78,6 @@ impl Format {
     }
 }
 
-/// An object as `meta.k8s.io`'s `PartialObjectMetadata` of `version`: its metadata alone.
-pub(crate) fn partial_metadata(version: &str, obj: &Object) -> Value {
-    json!({
-        "kind": "PartialObjectMetadata",
-        "apiVersion": format!("meta.k8s.io/{version}"),
-        "metadata": obj.full_meta(),
-    })
-}
-
 /// The list metadata of a response.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ListMeta {
@@ -152,9 +143,7 @@ pub(crate) fn list_body(
                         buf.extend_from_slice(b",");
                     }
                     if let Some(version) = metadata {
-                        buf.extend_from_slice(
-                            partial_metadata(version, &obj).to_string().as_bytes(),
-                        );
+                        buf.extend_from_slice(obj.partial_metadata(version).to_string().as_bytes());
                     } else if obj.api_version() == api_version {
                         buf.extend_from_slice(obj.raw());
                     } else {
@@ -287,13 +276,13 @@ impl WatchBody {
                 let obj = event.object_for(kind);
                 self.pending.push_back(event_frame(
                     kind.as_str(),
-                    partial_metadata(version, obj).to_string().as_bytes(),
+                    obj.partial_metadata(version).to_string().as_bytes(),
                 ));
             }
             (Msg::Initial(obj), Format::Metadata { version, .. }) => {
                 self.pending.push_back(event_frame(
                     WatchKind::Added.as_str(),
-                    partial_metadata(version, &obj).to_string().as_bytes(),
+                    obj.partial_metadata(version).to_string().as_bytes(),
                 ))
             }
             (Msg::Bookmark(rv), _) => self.pending.push_back(bookmark_frame(&self.def, rv, false)),

@@ -231,6 +231,16 @@ impl Object {
         meta
     }
 
+    /// The object as `meta.k8s.io`'s `PartialObjectMetadata` of `version` (`v1`, `v1beta1`):
+    /// its metadata alone, as metadata-only answers and Table rows carry it.
+    pub(crate) fn partial_metadata(&self, version: &str) -> Value {
+        serde_json::json!({
+            "kind": "PartialObjectMetadata",
+            "apiVersion": format!("meta.k8s.io/{version}"),
+            "metadata": self.full_meta(),
+        })
+    }
+
     /// Extracts the values at `paths` (dotted field paths such as `spec.nodeName`) once, so
     /// that [`Object::field`] answers them without parsing. Nothing is parsed when the object
     /// already holds exactly these paths (objects built from JSON hold the field selectors of

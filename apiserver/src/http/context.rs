@@ -11,7 +11,7 @@ use super::response::json_response;
 use super::route::ResourcePath;
 use crate::cache::WatchCache;
 use crate::cacher::storage_status;
-use crate::encode::{Format, ListMeta, TableForm, partial_metadata, table};
+use crate::encode::{Format, ListMeta, TableForm, table};
 use crate::error::ApiError;
 use crate::object::Object;
 use crate::query::Query;
@@ -62,7 +62,7 @@ impl RequestCtx<'_> {
                 )
             }
             Format::Metadata { version, .. } => {
-                json_response(code, partial_metadata(version, obj).to_string().into())
+                json_response(code, obj.partial_metadata(version).to_string().into())
             }
         }
     }

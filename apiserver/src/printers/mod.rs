@@ -127,7 +127,7 @@ pub(crate) fn row(
     match include {
         IncludeObject::None => {}
         IncludeObject::Metadata => {
-            row["object"] = crate::encode::partial_metadata("v1", served);
+            row["object"] = served.partial_metadata("v1");
         }
         IncludeObject::Object => row["object"] = served.to_value(),
     }
