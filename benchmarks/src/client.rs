@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use futures::{Stream, StreamExt};
 use k8s_openapi::api::core::v1::Pod;
 use kcache_factory::{SharedInformerFactory, drop_managed_fields};
-use kcache_informer::ResourceEventHandlerFuncs;
+use kcache_informer::{ResourceEventHandlerFuncs, SharedIndexInformer};
 use kcache_store::{IndexFunc, Indexers};
 use kube_client::{Api, Client};
 use kube_core::params::{ListParams, WatchParams};
@@ -103,41 +103,46 @@ async fn kcache(client: Client, role: Role, probe: Arc<Probe>) -> Result<(), Box
     let factory = builder.build();
     let informer = factory.informer::<Pod>();
     informer.add_indexers(indexes())?;
-    let seen = Arc::clone(&probe);
-    informer.add_event_handler(
-        ResourceEventHandlerFuncs::new()
-            .update_func(move |_, new: &Arc<Pod>| seen.observe(new.meta())),
-    )?;
-    factory.start()?;
-    factory.wait_for_cache_sync().await;
-    say(synced_figures(start, cpu, informer.indexer().len()));
-    let served = serve(&probe, &|| informer.indexer().len()).await;
-    drop(factory);
-    served
+    follow(factory, informer, (start, cpu), probe).await
 }
 
-/// The factory's metadata-only informer of pods (`PartialObjectMeta<Pod>`), with one update
-/// handler.
+/// The factory's metadata-only informer of pods (`PartialObjectMeta<Pod>`).
 async fn kcache_metadata(client: Client, probe: Arc<Probe>) -> Result<(), BoxError> {
     let (start, cpu) = (Instant::now(), Cpu::now());
     let factory = SharedInformerFactory::new(client);
     let informer = factory.metadata_informer::<Pod>();
+    follow(factory, informer, (start, cpu), probe).await
+}
+
+/// Gives `informer` one update handler (the probe reads each new object's write stamp), starts
+/// `factory`, reports the sync timed from `started`, then follows the parent's commands.
+async fn follow<K: Resource + Send + Sync + 'static>(
+    factory: SharedInformerFactory,
+    informer: SharedIndexInformer<K>,
+    started: (Instant, Cpu),
+    probe: Arc<Probe>,
+) -> Result<(), BoxError> {
     let seen = Arc::clone(&probe);
     informer.add_event_handler(
         ResourceEventHandlerFuncs::new()
-            .update_func(move |_, new: &Arc<PartialObjectMeta<Pod>>| seen.observe(new.meta())),
+            .update_func(move |_, new: &Arc<K>| seen.observe(new.meta())),
     )?;
     factory.start()?;
     factory.wait_for_cache_sync().await;
-    say(synced_figures(start, cpu, informer.indexer().len()));
+    say(synced_figures(
+        started.0,
+        started.1,
+        informer.indexer().len(),
+    ));
     let served = serve(&probe, &|| informer.indexer().len()).await;
     drop(factory);
     served
 }
 
-/// kube-runtime's `watcher` (of pods, or of `PartialObjectMeta<Pod>`) + `reflector` as kube-rs's examples run
-/// them: with `default_backoff()`, the stream polled by the future `#[tokio::main]` blocks on,
-/// the store's reader on a task of its own (here, the one following the parent's commands).
+/// kube-runtime's `watcher` (of pods, or of `PartialObjectMeta<Pod>`) + `reflector` as kube-rs's
+/// examples run them: with `default_backoff()`, the stream polled by the future
+/// `#[tokio::main]` blocks on, the store's reader on a task of its own (here, the one following
+/// the parent's commands).
 /// [`Role::KubeRuntime`] and [`Role::KubeRuntimeMetadata`] list with `any_semantic()`
 /// (resourceVersion=0, as kcache's first list), [`Role::KubeRuntimeDefault`] with the default
 /// (the most recent, paged from a watch-cache snapshot).
