@@ -273,17 +273,10 @@ impl WatchBody {
             }
             (Msg::Initial(obj), Format::Table(..)) => self.push_table(WatchKind::Added, &obj),
             (Msg::Event(kind, event), Format::Metadata { version, .. }) => {
-                let obj = event.object_for(kind);
-                self.pending.push_back(event_frame(
-                    kind.as_str(),
-                    obj.partial_metadata(version).to_string().as_bytes(),
-                ));
+                self.push_metadata(kind, event.object_for(kind), version)
             }
             (Msg::Initial(obj), Format::Metadata { version, .. }) => {
-                self.pending.push_back(event_frame(
-                    WatchKind::Added.as_str(),
-                    obj.partial_metadata(version).to_string().as_bytes(),
-                ))
+                self.push_metadata(WatchKind::Added, &obj, version)
             }
             (Msg::Bookmark(rv), _) => self.pending.push_back(bookmark_frame(&self.def, rv, false)),
             (Msg::InitialEventsEnd(rv), _) => {
@@ -318,6 +311,13 @@ impl WatchBody {
         if !buf.is_empty() {
             self.pending.push_back(buf.freeze());
         }
+    }
+
+    /// A `PartialObjectMetadata` event of one object.
+    fn push_metadata(&mut self, kind: WatchKind, obj: &Object, version: &str) {
+        let partial = obj.partial_metadata(version).to_string();
+        self.pending
+            .push_back(event_frame(kind.as_str(), partial.as_bytes()));
     }
 
     /// A Table event of one object; only the first carries the column definitions.

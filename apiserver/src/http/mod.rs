@@ -145,18 +145,12 @@ async fn handle_inner(shared: &Arc<Shared>, req: Request) -> Result<Response, Ap
                 || (parts.method == Method::GET && !query.flag("watch")));
         // handlers/response.go's transformObject (its messages end with the Go type of the
         // object, which has no equal here).
-        match (list, answers_list) {
-            (true, false) => {
-                return Err(ApiError::not_acceptable(
-                    "you requested PartialObjectMetadataList, but the requested object is not a list",
-                ));
-            }
-            (false, true) => {
-                return Err(ApiError::not_acceptable(
-                    "you requested PartialObjectMetadata, but the requested object is a list",
-                ));
-            }
-            _ => {}
+        if list != answers_list {
+            return Err(ApiError::not_acceptable(if list {
+                "you requested PartialObjectMetadataList, but the requested object is not a list"
+            } else {
+                "you requested PartialObjectMetadata, but the requested object is a list"
+            }));
         }
     }
     match (&parts.method, rp.name, rp.sub) {
