@@ -82,6 +82,8 @@ mod schema;
 mod served;
 mod server;
 mod shared;
+#[cfg(feature = "testing")]
+mod skip;
 mod storage;
 #[cfg(feature = "etcd")]
 mod test_etcd;
@@ -96,6 +98,8 @@ pub use object::{Object, ObjectError};
 pub use resource::{PrinterColumn, ResourceDef, builtin_resources};
 pub use server::{ApiServer, ApiServerBuilder};
 pub use shared::{Ipv4Cidr, Ipv4CidrError, ServerConfig};
+#[cfg(feature = "testing")]
+pub use skip::{SKIP_LOG_VAR, STRICT_VAR, skip};
 pub use storage::{
     DEFAULT_HISTORY, EventType, ListRequest, ListResult, MemoryStorage, Preconditions, Storage,
     StorageError, StorageEvent, StorageFuture, StorageWatch, UpdateFn, WatchItem, is_unchanged,

@@ -2,11 +2,12 @@
 //! first failure, with a one-line summary and the duration of each step. Before the steps it
 //! finds what the checks need from outside Rust (protoc, kubectl, etcd, the Python and
 //! JavaScript clients; see [`tools`]), and it closes with the list of checks it had to skip,
-//! each with the command that enables it. `cargo xtask ci --strict` (what `.ci/run` runs) fails
+//! each with the command that enables it, and of every test that skipped itself. `cargo xtask ci --strict` (what `.ci/run` runs) fails
 //! instead when anything would be skipped, and makes the tests fail rather than skip.
 //!
 //! Other commands: `cargo xtask layering` (only the dependency layering check);
-//! `cargo xtask fuzz [target] [--seconds N]` (the cargo-fuzz targets of `fuzz/`; not in CI);
+//! `cargo xtask fuzz [target] [--seconds N]` (the cargo-fuzz targets of `fuzz/`, for long runs;
+//! CI's `fuzz` step runs each briefly);
 //! `cargo xtask bench-e2e [--pods N] [--quick] [--mimalloc]` (the whole-process benchmarks against kube-runtime, built
 //! in release; they update BENCHMARKS.md at the repository's root).
 
@@ -93,6 +94,18 @@ const STEPS: &[Step] = &[
             )
         },
     },
+    // The cargo-fuzz targets (fuzz/, its own workspace): built, and each run on its seeds and a
+    // bounded number of generated inputs. Without cargo-fuzz this is a listed skip.
+    Step {
+        name: "fuzz",
+        run: |tools| {
+            if tools.has("CARGO_FUZZ") {
+                fuzz::ci(&tools.target)
+            } else {
+                Ok(())
+            }
+        },
+    },
     Step {
         name: "publish (dry run)",
         run: publish::dry_run,
@@ -141,7 +154,10 @@ fn ci(args: &[String]) -> ExitCode {
     for (var, value) in &tools.envs {
         eprintln!("xtask ci: {var}={}", value.to_string_lossy());
     }
-    if let Err(e) = tools.check_strict(strict) {
+    if let Err(e) = tools
+        .check_strict(strict)
+        .and_then(|()| tools.clear_skip_log())
+    {
         eprintln!("xtask ci: FAIL {e}");
         return ExitCode::FAILURE;
     }
@@ -156,6 +172,7 @@ fn ci(args: &[String]) -> ExitCode {
             Ok(()) => eprintln!("xtask ci: ok   {:<18} {secs:>7.1}s", step.name),
             Err(e) => {
                 eprintln!("xtask ci: FAIL {:<18} {secs:>7.1}s  {e}", step.name);
+                eprint!("{}", tools.summary());
                 return ExitCode::FAILURE;
             }
         }

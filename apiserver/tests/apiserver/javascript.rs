@@ -1,42 +1,37 @@
 //! The official JavaScript client (`@kubernetes/client-node`) against the `kcache-apiserver`
-//! binary with the kubeconfig it writes, unchanged. The client is installed with npm under the
-//! target directory on first use; skipped with a message when node or npm is missing or the
-//! install fails (no network).
+//! binary with the kubeconfig it writes, unchanged. The client is the one in
+//! `$KCACHE_JS_CLIENT/node_modules` (`cargo xtask ci` installs it there before the tests run;
+//! nothing is installed at test time), run by `node` on the `PATH`; without them the test goes
+//! through [`skip`].
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use crate::binary::{start_binary, temp_dir};
+use crate::support::skip;
 
-fn runs(program: &str) -> bool {
-    Command::new(program)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
+/// What enables the test, for the skip message.
+const ENABLE: &str = "npm install --prefix DIR @kubernetes/client-node@1, then set \
+    KCACHE_JS_CLIENT=DIR (cargo xtask ci does both)";
 
-/// The folder holding `node_modules/@kubernetes/client-node`, installed if needed.
+/// The folder `$KCACHE_JS_CLIENT` names, when `node` runs and the client is in its
+/// `node_modules`; otherwise why not.
 fn client_node() -> Result<PathBuf, String> {
-    if !runs("node") || !runs("npm") {
-        return Err("node or npm is not installed".into());
-    }
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("js-client");
-    if dir.join("node_modules/@kubernetes/client-node").exists() {
-        return Ok(dir);
-    }
-    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-    // client-node 1.x runs on Node 20 (2.x needs Node 22).
-    let out = Command::new("npm")
-        .args(["install", "--no-audit", "--no-fund", "--prefix"])
-        .arg(&dir)
-        .arg("@kubernetes/client-node@1")
-        .output()
-        .map_err(|e| e.to_string())?;
-    if !out.status.success() {
+    let dir = std::env::var_os("KCACHE_JS_CLIENT")
+        .map(PathBuf::from)
+        .ok_or_else(|| format!("KCACHE_JS_CLIENT is not set ({ENABLE})"))?;
+    if !dir
+        .join("node_modules/@kubernetes/client-node/package.json")
+        .is_file()
+    {
         return Err(format!(
-            "npm install failed: {}",
-            String::from_utf8_lossy(&out.stderr)
+            "KCACHE_JS_CLIENT={} has no node_modules/@kubernetes/client-node ({ENABLE})",
+            dir.display()
         ));
+    }
+    let node = Command::new("node").arg("--version").output();
+    if !node.is_ok_and(|o| o.status.success()) {
+        return Err("node is not installed (apt-get install nodejs)".into());
     }
     Ok(dir)
 }
@@ -45,10 +40,7 @@ fn client_node() -> Result<PathBuf, String> {
 fn javascript_informer_sees_add_update_delete_with_the_written_kubeconfig() {
     let dir = match client_node() {
         Ok(dir) => dir,
-        Err(why) => {
-            eprintln!("SKIPPED: the JavaScript client is not available: {why}");
-            return;
-        }
+        Err(why) => return skip("JavaScript client test", &why),
     };
     let server = start_binary(&temp_dir("javascript", "informer"));
     let script = concat!(

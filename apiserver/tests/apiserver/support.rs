@@ -14,31 +14,23 @@
 //! - `KCACHE_JS_CLIENT`: a folder whose `node_modules` holds `@kubernetes/client-node`
 //!   (`node` on the `PATH` runs it);
 //! - `KCACHE_STRICT=1` (`cargo xtask ci --strict`, as CI runs it): a test that would skip for
-//!   want of one of them fails instead.
+//!   want of one of them fails instead;
+//! - `KCACHE_SKIP_LOG`: where each skip is recorded for xtask's closing summary.
 //!
-//! A test that cannot find what it needs calls [`skip`] and returns.
+//! A test that cannot find what it needs calls [`skip`] (`kcache_apiserver::skip`, the one skip
+//! path of every crate's tests) and returns.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::io::Lines;
 use futures::{AsyncBufRead, AsyncBufReadExt, StreamExt};
+pub(crate) use kcache_apiserver::skip;
 use kcache_apiserver::{
     ApiServer, ApiServerBuilder, CacheConfig, MemoryStorage, ServerConfig, Storage, TestServer,
 };
 use kube_client::Client;
 use serde_json::{Value, json};
-
-/// Skips the running test, which needs what `why` says is missing: prints why, or fails the
-/// test when `KCACHE_STRICT=1` (so that CI cannot pass with real-client tests silently skipped).
-pub(crate) fn skip(check: &str, why: &str) {
-    let strict = std::env::var_os("KCACHE_STRICT").is_some_and(|v| v == "1");
-    assert!(
-        !strict,
-        "{check} cannot run: {why} (KCACHE_STRICT=1 makes a skip a failure)"
-    );
-    eprintln!("SKIPPED {check}: {why}");
-}
 
 /// A server with short freshness timeouts and bookmark intervals for tests.
 pub(crate) fn test_builder() -> ApiServerBuilder {

@@ -46,7 +46,8 @@ pub(crate) struct Server {
 }
 
 impl Backend {
-    /// A new server on this backend; `None` (after printing why) when it cannot run here.
+    /// A new server on this backend; `None` (after [`kcache_apiserver::skip`], which fails the
+    /// test under `KCACHE_STRICT=1`) when it cannot run here.
     pub(crate) async fn server(self) -> Option<Server> {
         match self {
             Backend::Memory => Some(Server {
@@ -57,7 +58,10 @@ impl Backend {
             #[cfg(feature = "etcd")]
             Backend::Etcd => {
                 let Some(etcd) = kcache_apiserver::TestEtcd::start().await.unwrap() else {
-                    eprintln!("skipped: no etcd binary (install Debian's etcd-server or set ETCD)");
+                    kcache_apiserver::skip(
+                        "etcd leader-election test",
+                        "no etcd binary (set ETCD, or apt-get install etcd-server)",
+                    );
                     return None;
                 };
                 let storage = etcd.storage().await.unwrap();
@@ -69,7 +73,10 @@ impl Backend {
             }
             #[cfg(not(feature = "etcd"))]
             Backend::Etcd => {
-                eprintln!("skipped: built without the etcd feature");
+                kcache_apiserver::skip(
+                    "etcd leader-election test",
+                    "built without the etcd feature (--features etcd)",
+                );
                 None
             }
         }

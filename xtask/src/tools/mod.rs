@@ -13,13 +13,20 @@
 //! | `ETCD`             | an etcd binary                                           | `TestEtcd` (the etcd storage tests) |
 //! | `KCACHE_PYTHON`    | a Python interpreter that imports `kubernetes`           | the Python client test              |
 //! | `KCACHE_JS_CLIENT` | a folder whose `node_modules` holds `@kubernetes/client-node` (`node` is on the `PATH`) | the JavaScript client test |
+//! | `CARGO_FUZZ`       | the cargo-fuzz binary (`cargo fuzz` runs the one on the `PATH`) | the `fuzz` step (xtask/src/fuzz.rs) |
 //! | `KCACHE_STRICT=1`  | (set by `--strict`) a test that would skip fails instead | every test that can skip            |
+//! | `KCACHE_SKIP_LOG`  | the file each skip inside a test is recorded in          | `kcache_apiserver::skip`            |
 //!
 //! A variable already set is checked and kept. Otherwise: protoc is the one on the `PATH`, else
 //! the binary the `protoc-bin-vendored` crate ships; kubectl and etcd are the ones on the `PATH`;
 //! the Python client is `python3` on the `PATH` when it imports `kubernetes`, else a virtual
 //! environment under `<target>/ci/python` that pip fills; the JavaScript client is installed by npm
 //! under `<target>/ci/js`. What cannot be had becomes a [`Skip`] saying why and what enables it.
+//!
+//! Every test that cannot run for want of something goes through `kcache_apiserver::skip`, which
+//! appends a line to `<target>/ci/skipped-tests.log` (`KCACHE_SKIP_LOG`); the closing summary
+//! lists those lines beside the probes' skips, since a message printed inside a passing test is
+//! captured by the test harness and never seen.
 
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
@@ -33,6 +40,7 @@ const VARS: &[&str] = &[
     "ETCD",
     "KCACHE_PYTHON",
     "KCACHE_JS_CLIENT",
+    "CARGO_FUZZ",
 ];
 
 /// The JavaScript client npm installs (its 1.x API).
@@ -44,6 +52,8 @@ pub(crate) struct Host {
     path: OsString,
     /// The [`VARS`] that are set.
     vars: HashMap<&'static str, OsString>,
+    /// The cargo target directory.
+    target: PathBuf,
     /// Where the fetched clients are kept (`<target>/ci`).
     cache: PathBuf,
 }
@@ -58,6 +68,7 @@ impl Host {
         Self {
             path: std::env::var_os("PATH").unwrap_or_default(),
             vars,
+            target: target.to_owned(),
             cache: target.join("ci"),
         }
     }
@@ -158,6 +169,11 @@ const REAL_CLIENTS: &[RealClient] = &[
         check: "JavaScript client test",
         find: js_client,
     },
+    RealClient {
+        var: "CARGO_FUZZ",
+        check: "fuzz targets",
+        find: |host| binary(host, "CARGO_FUZZ", "cargo-fuzz", "cargo install cargo-fuzz"),
+    },
 ];
 
 /// What the steps get: variables for the cargo children, and the checks skipped.
@@ -167,14 +183,25 @@ pub(crate) struct Tools {
     pub(crate) envs: Vec<(&'static str, OsString)>,
     /// The checks that cannot run here.
     pub(crate) skips: Vec<Skip>,
+    /// Where the tests record their own skips (`KCACHE_SKIP_LOG`).
+    pub(crate) skip_log: PathBuf,
+    /// The cargo target directory.
+    pub(crate) target: PathBuf,
 }
 
 impl Tools {
     /// Finds protoc (an error when there is none: nothing builds without it) and every real
     /// client; `strict` adds `KCACHE_STRICT=1` for the tests.
     pub(crate) fn find(host: &Host, strict: bool) -> Result<Self, String> {
-        let mut tools = Self::default();
+        let mut tools = Self {
+            skip_log: host.cache.join("skipped-tests.log"),
+            target: host.target.clone(),
+            ..Self::default()
+        };
         tools.envs.push(("PROTOC", protoc(host)?));
+        tools
+            .envs
+            .push(("KCACHE_SKIP_LOG", tools.skip_log.clone().into()));
         for client in REAL_CLIENTS {
             match (client.find)(host) {
                 Ok(value) => tools.envs.push((client.var, value)),
@@ -204,17 +231,59 @@ impl Tools {
             .collect()
     }
 
-    /// The summary `cargo xtask ci` prints before and after the steps: each skipped check with
-    /// why and what enables it, or that nothing is skipped.
+    /// Empties the tests' skip log, so that it holds this run's skips only.
+    pub(crate) fn clear_skip_log(&self) -> Result<(), String> {
+        match std::fs::remove_file(&self.skip_log) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(format!("removing {}: {e}", self.skip_log.display()))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The skips the tests recorded, each distinct line once with how many tests it skipped.
+    fn test_skips(&self) -> Vec<(String, usize)> {
+        let log = std::fs::read_to_string(&self.skip_log).unwrap_or_default();
+        let mut counted: Vec<(String, usize)> = Vec::new();
+        for line in log.lines().filter(|l| !l.trim().is_empty()) {
+            match counted.iter_mut().find(|(seen, _)| seen == line) {
+                Some((_, n)) => *n += 1,
+                None => counted.push((line.to_owned(), 1)),
+            }
+        }
+        counted
+    }
+
+    /// The summary `cargo xtask ci` prints before and after the steps: each check skipped for
+    /// want of a tool, with why and what enables it, and each skip the tests recorded, or that
+    /// nothing was skipped.
     pub(crate) fn summary(&self) -> String {
-        if self.skips.is_empty() {
+        let test_skips = self.test_skips();
+        if self.skips.is_empty() && test_skips.is_empty() {
             return "xtask ci: nothing skipped\n".to_owned();
         }
-        format!(
-            "xtask ci: {} check(s) skipped (`--strict` makes this a failure):\n{}",
-            self.skips.len(),
-            self.skip_report()
-        )
+        let mut out = String::new();
+        if !self.skips.is_empty() {
+            out += &format!(
+                "xtask ci: {} check(s) skipped (`--strict` makes this a failure):\n{}",
+                self.skips.len(),
+                self.skip_report()
+            );
+        }
+        if !test_skips.is_empty() {
+            let tests: usize = test_skips.iter().map(|(_, n)| n).sum();
+            out +=
+                &format!("xtask ci: {tests} test(s) skipped (`--strict` makes this a failure):\n");
+            for (line, n) in test_skips {
+                out += &format!("  SKIPPED {line} ({n} test(s))\n");
+            }
+        }
+        out
+    }
+
+    /// Whether `var` is handed to the tests (its tool was found).
+    pub(crate) fn has(&self, var: &str) -> bool {
+        self.envs.iter().any(|(v, _)| *v == var)
     }
 
     /// Under `--strict`, an error when any check would be skipped.
@@ -433,116 +502,4 @@ fn js_client(host: &Host) -> Result<OsString, Missing> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A host whose `PATH` is a new, empty folder holding the given fake executables.
-    fn fake_host(name: &str, executables: &[&str]) -> (Host, PathBuf) {
-        let root = std::env::temp_dir().join(format!("xtask-tools-{name}-{}", std::process::id()));
-        let bin = root.join("bin");
-        std::fs::create_dir_all(&bin).unwrap();
-        for exe in executables {
-            let file = bin.join(exe);
-            std::fs::write(&file, "#!/bin/sh\nexit 0\n").unwrap();
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::PermissionsExt;
-                std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
-            }
-        }
-        let host = Host {
-            path: bin.into_os_string(),
-            vars: HashMap::new(),
-            cache: root.join("target/ci"),
-        };
-        (host, root)
-    }
-
-    fn checks(tools: &Tools) -> Vec<&str> {
-        tools.skips.iter().map(|s| s.check).collect()
-    }
-
-    #[test]
-    fn a_path_without_real_clients_skips_their_tests_and_strict_fails() {
-        let (host, root) = fake_host("bare", &[]);
-        let tools = Tools::find(&host, false).unwrap();
-        assert_eq!(
-            checks(&tools),
-            [
-                "kubectl tests",
-                "etcd storage tests",
-                "Python client test",
-                "JavaScript client test"
-            ]
-        );
-        let report = tools.summary();
-        assert!(report.contains("4 check(s) skipped"), "{report}");
-        assert!(report.contains("no kubectl on the PATH"), "{report}");
-        assert!(
-            report.contains("apt-get install kubernetes-client"),
-            "{report}"
-        );
-        assert!(report.contains("apt-get install etcd-server"), "{report}");
-        assert!(tools.check_strict(false).is_ok());
-        let strict = Tools::find(&host, true).unwrap();
-        let err = strict.check_strict(true).unwrap_err();
-        assert!(err.contains("4 check(s) would be skipped"), "{err}");
-        assert!(strict.envs.contains(&("KCACHE_STRICT", "1".into())));
-        std::fs::remove_dir_all(root).unwrap();
-    }
-
-    #[test]
-    fn real_clients_found_are_handed_to_the_tests_and_nothing_is_skipped() {
-        // The fake python3 exits 0, so it "imports kubernetes".
-        let (mut host, root) =
-            fake_host("found", &["kubectl", "etcd", "protoc", "python3", "node"]);
-        let js = root.join("js");
-        std::fs::create_dir_all(js.join("node_modules/@kubernetes/client-node")).unwrap();
-        std::fs::write(
-            js.join("node_modules/@kubernetes/client-node/package.json"),
-            "{}",
-        )
-        .unwrap();
-        host.vars.insert("KCACHE_JS_CLIENT", js.clone().into());
-        let tools = Tools::find(&host, true).unwrap();
-        assert_eq!(tools.summary(), "xtask ci: nothing skipped\n");
-        assert!(tools.check_strict(true).is_ok());
-        let bin = root.join("bin");
-        for (var, path) in [
-            ("PROTOC", bin.join("protoc")),
-            ("KUBECTL", bin.join("kubectl")),
-            ("ETCD", bin.join("etcd")),
-            ("KCACHE_PYTHON", bin.join("python3")),
-            ("KCACHE_JS_CLIENT", js),
-        ] {
-            assert!(
-                tools.envs.contains(&(var, path.into())),
-                "{var}: {:?}",
-                tools.envs
-            );
-        }
-        std::fs::remove_dir_all(root).unwrap();
-    }
-
-    #[test]
-    fn protoc_comes_from_the_vendored_crate_when_none_is_on_the_path() {
-        let (host, root) = fake_host("protoc", &[]);
-        let protoc = protoc(&host).unwrap();
-        assert!(Path::new(&protoc).is_file(), "{protoc:?}");
-        std::fs::remove_dir_all(root).unwrap();
-    }
-
-    #[test]
-    fn a_variable_naming_no_file_is_a_skip_that_says_so() {
-        let (mut host, root) = fake_host("var", &["kubectl"]);
-        host.vars.insert("KUBECTL", root.join("nowhere").into());
-        let tools = Tools::find(&host, false).unwrap();
-        assert_eq!(tools.skips[0].check, "kubectl tests");
-        assert!(
-            tools.skips[0].why.contains("is not a file"),
-            "{:?}",
-            tools.skips[0]
-        );
-        std::fs::remove_dir_all(root).unwrap();
-    }
-}
+mod tests;
