@@ -3,7 +3,8 @@
 //!
 //! As Kubernetes' etcd3 store: URL-safe base64 (unpadded) of
 //! `{"v":"meta.k8s.io/v1","rv":REVISION,"start":KEY}`, where `KEY` is the key to continue
-//! from, relative to the resource's key prefix. A bad token is 400 BadRequest.
+//! from, relative to the resource's key prefix. A bad token is 400 BadRequest, worded as
+//! `storage.DecodeContinue` and `ValidateListOptions` word it.
 
 use std::borrow::Cow;
 
@@ -23,13 +24,34 @@ pub(crate) struct ContinueToken {
     pub(crate) start: String,
 }
 
+/// The token's JSON; a missing field is its zero value, as Go's `json.Unmarshal` leaves it.
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Wire<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default)]
     v: Cow<'a, str>,
+    #[serde(default)]
     rv: u64,
-    #[serde(borrow)]
+    #[serde(borrow, default)]
     start: Cow<'a, str>,
+}
+
+/// The offset Go's `base64.RawURLEncoding` reports for `err` decoding `token`.
+fn base64_offset(token: &str, err: &base64::DecodeError) -> usize {
+    use base64::DecodeError;
+    match err {
+        DecodeError::InvalidByte(at, _) | DecodeError::InvalidLastSymbol(at, _) => *at,
+        DecodeError::InvalidPadding => token.find('=').unwrap_or(token.len()),
+        DecodeError::InvalidLength(len) => len.saturating_sub(1),
+    }
+}
+
+/// Whether `/{key}` is what Go's `path.Clean` leaves as it is: no empty, `.` or `..`
+/// segment and no trailing slash (the bare `/` aside).
+fn is_clean(rooted: &str) -> bool {
+    rooted == "/"
+        || rooted[1..]
+            .split('/')
+            .all(|segment| !matches!(segment, "" | "." | ".."))
 }
 
 impl ContinueToken {
@@ -53,30 +75,47 @@ impl ContinueToken {
         base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json)
     }
 
-    /// Reads a token a client sent; a bad one (not base64 or JSON, another version, a key
-    /// escaping the resource's prefix) is 400 BadRequest.
+    /// Reads a token a client sent, as `storage.DecodeContinue`: not unpadded base64 or not
+    /// JSON, another version, revision 0, an empty start or one `path.Clean` would change is
+    /// 400 BadRequest. A start with a leading `/` is read without it.
     pub(crate) fn decode(token: &str) -> Result<Self, ApiError> {
-        let bad = |why: &str| ApiError::bad_request(format!("continue key is not valid: {why}"));
+        let bad = |why: &str| {
+            ApiError::bad_request(format!(
+                "invalid continue token: continue key is not valid{why}"
+            ))
+        };
         let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
-            .decode(token.trim_end_matches('='))
-            .map_err(|_| bad("incorrect encoded start resourceVersion (version meta.k8s.io/v1)"))?;
-        let wire: Wire<'_> =
-            serde_json::from_slice(&bytes).map_err(|_| bad("the token is not JSON"))?;
+            .decode(token)
+            .map_err(|e| {
+                let at = base64_offset(token, &e);
+                bad(&format!(": illegal base64 data at input byte {at}"))
+            })?;
+        let wire: Wire<'_> = serde_json::from_slice(&bytes).map_err(|e| bad(&format!(": {e}")))?;
         if wire.v != VERSION {
-            return Err(bad("server does not recognize this encoded key version"));
+            return Err(bad(&format!(
+                ": server does not recognize this encoded version {}",
+                wire.v
+            )));
         }
-        // As Kubernetes' storage.DecodeContinue: a token names the revision of its list.
         if wire.rv == 0 {
             return Err(bad(
-                "incorrect encoded start resourceVersion (version meta.k8s.io/v1)",
+                ": incorrect encoded start resourceVersion (version meta.k8s.io/v1)",
             ));
         }
-        if wire.start.contains("..") || wire.start.starts_with('/') {
-            return Err(bad("the key is invalid"));
+        if wire.start.is_empty() {
+            return Err(bad(": encoded start key empty (version meta.k8s.io/v1)"));
+        }
+        let rooted = if wire.start.starts_with('/') {
+            wire.start.to_string()
+        } else {
+            format!("/{}", wire.start)
+        };
+        if !is_clean(&rooted) {
+            return Err(bad(&format!(": {}", wire.start)));
         }
         Ok(Self {
             revision: wire.rv,
-            start: wire.start.into_owned(),
+            start: rooted[1..].to_owned(),
         })
     }
 }
@@ -97,31 +136,62 @@ mod tests {
         assert_eq!(back.start, "ns/a\u{0}");
     }
 
-    #[test]
-    fn a_padded_token_is_accepted() {
-        let token = ContinueToken::after(7, "abc").encode();
-        let padded = format!("{token}==");
-        assert_eq!(ContinueToken::decode(&padded).unwrap().revision, 7);
+    /// The message of decoding `token` (which must fail, with 400 BadRequest).
+    fn refusal(token: &str) -> String {
+        let err = ContinueToken::decode(token).unwrap_err();
+        assert_eq!(
+            (err.code, err.reason.as_str()),
+            (400, "BadRequest"),
+            "{token}"
+        );
+        err.message
     }
 
     #[test]
-    fn garbage_other_versions_escaping_keys_and_revision_0_are_400() {
-        for token in [
-            "not base64!".to_owned(),
-            raw("\"just a string\""),
-            raw(r#"{"v":"meta.k8s.io/v2","rv":1,"start":"a"}"#),
-            raw(r#"{"v":"meta.k8s.io/v1","rv":1,"start":"/etc"}"#),
-            raw(r#"{"v":"meta.k8s.io/v1","rv":1,"start":"../x"}"#),
-            raw(r#"{"v":"meta.k8s.io/v1","rv":-1,"start":"a"}"#),
-            raw(r#"{"v":"meta.k8s.io/v1","rv":0,"start":"a"}"#),
-        ] {
-            let err = ContinueToken::decode(&token).unwrap_err();
-            assert_eq!(
-                (err.code, err.reason.as_str()),
-                (400, "BadRequest"),
-                "{token}"
-            );
-            assert!(err.message.starts_with("continue key is not valid: "));
+    fn a_start_with_a_leading_slash_is_read_without_it() {
+        let token = raw(r#"{"v":"meta.k8s.io/v1","rv":3,"start":"/ns/a"}"#);
+        assert_eq!(ContinueToken::decode(&token).unwrap().start, "ns/a");
+    }
+
+    #[test]
+    fn bad_tokens_are_400_with_decode_continues_messages() {
+        const PREFIX: &str = "invalid continue token: continue key is not valid";
+        let padded = format!("{}==", ContinueToken::after(7, "abc").encode());
+        let cases = [
+            (
+                "not base64!".to_owned(),
+                ": illegal base64 data at input byte 3".to_owned(),
+            ),
+            (
+                padded.clone(),
+                format!(": illegal base64 data at input byte {}", padded.len() - 2),
+            ),
+            (
+                raw(r#"{"v":"meta.k8s.io/v2","rv":1,"start":"a"}"#),
+                ": server does not recognize this encoded version meta.k8s.io/v2".to_owned(),
+            ),
+            (
+                raw(r#"{"v":"meta.k8s.io/v1","rv":0,"start":"a"}"#),
+                ": incorrect encoded start resourceVersion (version meta.k8s.io/v1)".to_owned(),
+            ),
+            (
+                raw(r#"{"v":"meta.k8s.io/v1","rv":1,"start":""}"#),
+                ": encoded start key empty (version meta.k8s.io/v1)".to_owned(),
+            ),
+            (
+                raw(r#"{"v":"meta.k8s.io/v1","rv":1}"#),
+                ": encoded start key empty (version meta.k8s.io/v1)".to_owned(),
+            ),
+        ];
+        for (token, why) in cases {
+            assert_eq!(refusal(&token), format!("{PREFIX}{why}"), "{token}");
         }
+        for start in ["../x", "a/../b", "a//b", "./a", "a/", "/a/."] {
+            let token = raw(&format!(
+                r#"{{"v":"meta.k8s.io/v1","rv":1,"start":"{start}"}}"#
+            ));
+            assert_eq!(refusal(&token), format!("{PREFIX}: {start}"), "{start}");
+        }
+        assert!(refusal(&raw("\"just a string\"")).starts_with(&format!("{PREFIX}: ")));
     }
 }

@@ -206,6 +206,49 @@ fn decide_namespace(current: &Object, finalizers: Vec<String>) -> Decision {
     Decision::Mark(Box::new(next))
 }
 
+/// Whether the registry of `def` sets `ReturnDeletedObject`: a delete that removes one of its
+/// objects answers the object, where other kinds (custom resources and CRDs among them) answer
+/// [`deleted_status`]. These are the stores of `pkg/registry/**/storage/storage.go` that set
+/// it, among the kinds served here.
+pub(crate) fn returns_deleted_object(def: &ResourceDef) -> bool {
+    const RETURNED: [(&str, &str); 8] = [
+        ("", "Pod"),
+        ("", "Namespace"),
+        ("", "Service"),
+        ("", "ServiceAccount"),
+        ("", "PersistentVolume"),
+        ("", "PersistentVolumeClaim"),
+        ("", "ResourceQuota"),
+        ("storage.k8s.io", "StorageClass"),
+    ];
+    RETURNED
+        .iter()
+        .any(|(group, kind)| def.api.group == *group && def.api.kind == *kind)
+}
+
+/// The answer of a delete that removed `obj` of a kind whose store does not return deleted
+/// objects (`store.go`'s `finalizeDelete`): a `Status` Success naming it, with the resource
+/// (not the kind) as `kind`, so that a client can tell it is gone rather than still
+/// waiting for finalizers.
+pub(crate) fn deleted_status(def: &ResourceDef, obj: &Object) -> Value {
+    let meta = obj.meta();
+    let mut details = json!({"name": meta.name.as_deref().unwrap_or_default()});
+    if !def.api.group.is_empty() {
+        details["group"] = json!(def.api.group);
+    }
+    details["kind"] = json!(def.api.plural);
+    if let Some(uid) = &meta.uid {
+        details["uid"] = json!(uid);
+    }
+    json!({
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "details": details,
+    })
+}
+
 /// Whether an update leaves `obj` to be deleted: marked, its grace period over (0) and no
 /// finalizers left (`ShouldDeleteDuringUpdate`).
 /// A namespace also needs its `spec.finalizers` gone.

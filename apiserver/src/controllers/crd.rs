@@ -23,7 +23,8 @@ use crate::filter::Filter;
 use crate::object::Object;
 use crate::patch::PatchKind;
 use crate::registry::{
-    FieldManager, PatchRequest, Subresource, Target, create_object, delete_collection, patch,
+    DeleteRequest, FieldManager, PatchRequest, Subresource, Target, create_object,
+    delete_collection, patch,
 };
 use crate::resource::ResourceDef;
 use crate::shared::Shared;
@@ -254,9 +255,9 @@ async fn finalize(shared: &Shared, crd: &Crd, name: &str) -> Result<(), ApiError
             namespace: None,
             dry_run: false,
         };
-        let (_, rev) = delete_collection(&target, None).await?;
+        let deleted = delete_collection(&target, None, &DeleteRequest::default()).await?;
         if let Some(cache) = shared.cache(&def) {
-            cache.wait_fresh(rev).await?;
+            cache.wait_fresh(deleted.last_revision).await?;
         }
         shared.serve(group, plural, Vec::new());
     }

@@ -7,6 +7,7 @@ use http::header;
 use super::body::{body_object, body_value, delete_request, read_patch};
 use super::context::RequestCtx;
 use super::response::json_response;
+use crate::deletion;
 use crate::encode::{Format, ListMeta, list_body};
 use crate::error::ApiError;
 use crate::fieldmanager::Verb;
@@ -92,20 +93,34 @@ pub(super) async fn patch(
     Ok(written_response(ctx, code, &written))
 }
 
-/// DELETE of an object.
+/// DELETE of an object, answered as `handlers/delete.go` does: a removed object of a kind
+/// whose store does not return it is a `Status` Success; otherwise the object (removed, or
+/// marked for its finalizers or grace period), 202 instead of 200 when it stays and the
+/// request sent the deprecated `orphanDependents: false`.
 pub(super) async fn delete(ctx: &RequestCtx<'_>, name: &str) -> Result<Response, ApiError> {
     let request = delete_request(ctx)?;
-    let obj = registry::delete(&target(ctx), name, request).await?;
-    Ok(ctx.object_response(200, &obj))
+    let cascading = request.options.orphan_dependents == Some(false);
+    let deleted = registry::delete(&target(ctx), name, request).await?;
+    if deleted.removed && !deletion::returns_deleted_object(ctx.def) {
+        let status = deletion::deleted_status(ctx.def, &deleted.object);
+        return Ok(json_response(200, status.to_string().into()));
+    }
+    let code = if !deleted.removed && cascading {
+        202
+    } else {
+        200
+    };
+    Ok(ctx.object_response(code, &deleted.object))
 }
 
-/// DELETE of a collection: answers the list of deleted objects.
+/// DELETE of a collection: answers the objects as listed before their deletes, at the
+/// revision of that list (as `DeleteCollection`).
 pub(super) async fn delete_collection(ctx: &RequestCtx<'_>) -> Result<Response, ApiError> {
     let filter = Filter::from_query(ctx.def, ctx.path.namespace, ctx.query)?;
-    let (deleted, resource_version) =
-        registry::delete_collection(&target(ctx), Some(&filter)).await?;
+    let request = delete_request(ctx)?;
+    let deleted = registry::delete_collection(&target(ctx), Some(&filter), &request).await?;
     let meta = ListMeta {
-        resource_version,
+        resource_version: deleted.list_revision,
         ..ListMeta::default()
     };
     let metadata = match ctx.format {
@@ -113,7 +128,10 @@ pub(super) async fn delete_collection(ctx: &RequestCtx<'_>) -> Result<Response, 
         Format::Json | Format::Table(..) => None,
     };
     let mut resp = Response::new(axum::body::Body::from_stream(list_body(
-        ctx.def, &meta, deleted, metadata,
+        ctx.def,
+        &meta,
+        deleted.listed,
+        metadata,
     )));
     resp.headers_mut().insert(
         header::CONTENT_TYPE,

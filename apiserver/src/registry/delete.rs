@@ -15,7 +15,7 @@ use crate::object::Object;
 use crate::storage::{ListRequest, Preconditions, UpdateFn};
 
 /// What a DELETE asks beyond its target.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct DeleteRequest {
     /// `DeleteOptions.preconditions`.
     pub(crate) preconditions: Preconditions,
@@ -33,35 +33,62 @@ fn stale(pre: &Preconditions, obj: &Object) -> bool {
             .is_some_and(|uid| Some(uid) != obj.meta().uid.as_deref())
 }
 
-/// DELETE of an object: objects with finalizers get a deletionTimestamp instead. Answers the
-/// object as deleted (or as marked).
+/// What a DELETE did (`Store.Delete`'s object and `deleted`).
+#[derive(Debug)]
+pub(crate) struct Deleted {
+    /// The object as removed, or as marked (or left) for its finalizers or grace period.
+    pub(crate) object: Arc<Object>,
+    /// Whether it left storage (for a dry run: whether it would have).
+    pub(crate) removed: bool,
+}
+
+/// DELETE of an object: objects with finalizers get a deletionTimestamp instead. A dry run
+/// answers what the delete would do and stores nothing.
 pub(crate) async fn delete(
     target: &Target<'_>,
     name: &str,
     request: DeleteRequest,
-) -> Result<Arc<Object>, ApiError> {
+) -> Result<Deleted, ApiError> {
     let storage = &target.shared.storage;
     let key = target.key(name);
     let current = target
         .get(name)
         .await?
         .ok_or_else(|| target.not_found(name))?;
-    if target.dry_run {
-        return Ok(current);
-    }
     crate::admission::admit_delete(target.def, name)?;
     let pre = request.preconditions;
     let options = request.options;
     let gc = target.shared.garbage_collection;
     let strategy = strategy_for(target.def);
-    match crate::deletion::decide(target.def, &prepared(strategy, &current), &options, gc) {
-        Decision::Unchanged => return Ok(current),
+    let decision = crate::deletion::decide(target.def, &prepared(strategy, &current), &options, gc);
+    if target.dry_run {
+        if stale(&pre, &current) {
+            return Err(conflict_stale(target.def, name));
+        }
+        let (object, removed) = match decision {
+            Decision::Delete => (current, true),
+            Decision::Mark(next) => (Arc::new(*next), false),
+            Decision::Unchanged => (current, false),
+        };
+        return Ok(Deleted { object, removed });
+    }
+    match decision {
+        Decision::Unchanged => {
+            return Ok(Deleted {
+                object: current,
+                removed: false,
+            });
+        }
         Decision::Mark(_) => {}
         Decision::Delete => {
-            return storage
+            let object = storage
                 .delete(key, pre)
                 .await
-                .map_err(|e| target.status(name, e));
+                .map_err(|e| target.status(name, e))?;
+            return Ok(Deleted {
+                object,
+                removed: true,
+            });
         }
     }
     let def = Arc::clone(target.def);
@@ -76,10 +103,14 @@ pub(crate) async fn delete(
             Decision::Delete | Decision::Unchanged => Ok((**cur).clone()),
         }
     });
-    storage
+    let object = storage
         .guaranteed_update(key, f)
         .await
-        .map_err(|e| target.status(name, e))
+        .map_err(|e| target.status(name, e))?;
+    Ok(Deleted {
+        object,
+        removed: false,
+    })
 }
 
 /// `obj` with the changes its kind's strategy makes before a delete (a finalizer of its own,
@@ -93,13 +124,24 @@ fn prepared(strategy: &dyn Strategy, obj: &Object) -> Object {
     prepared
 }
 
-/// DELETE of a collection: deletes every object of the target passing `filter` (None: all; a
-/// dry run deletes nothing); answers the deleted objects and the revision of the last deletion
-/// (or of the listing).
+/// What a DELETE of a collection did.
+#[derive(Debug)]
+pub(crate) struct DeletedCollection {
+    /// The objects as listed before their deletes (what Kubernetes' `DeleteCollection`
+    /// answers), and the revision of that list.
+    pub(crate) listed: Vec<Arc<Object>>,
+    pub(crate) list_revision: u64,
+    /// The revision of the last delete (the list's when nothing changed).
+    pub(crate) last_revision: u64,
+}
+
+/// DELETE of a collection: deletes, with `request`, every object of the target passing
+/// `filter` (None: all; a dry run deletes nothing).
 pub(crate) async fn delete_collection(
     target: &Target<'_>,
     filter: Option<&Filter>,
-) -> Result<(Vec<Arc<Object>>, u64), ApiError> {
+    request: &DeleteRequest,
+) -> Result<DeletedCollection, ApiError> {
     let storage = &target.shared.storage;
     let prefix = match target.namespace {
         Some(ns) => format!("{}{ns}/", target.def.key_prefix()),
@@ -112,30 +154,27 @@ pub(crate) async fn delete_collection(
         })
         .await
         .map_err(|e| target.status("", e))?;
-    let mut deleted = Vec::new();
-    let mut last_rv = page.revision;
-    for obj in page
+    let listed: Vec<Arc<Object>> = page
         .items
         .into_iter()
         .filter(|o| filter.is_none_or(|f| f.matches(o)))
-    {
-        if target.dry_run {
-            deleted.push(obj);
-            continue;
-        }
+        .collect();
+    let mut last_revision = page.revision;
+    for obj in listed.iter().filter(|_| !target.dry_run) {
         let name = obj.meta().name.clone().unwrap_or_default();
         let one = Target {
             namespace: obj.meta().namespace.as_deref(),
             ..*target
         };
-        match delete(&one, &name, DeleteRequest::default()).await {
-            Ok(gone) => {
-                last_rv = gone.resource_version_u64();
-                deleted.push(gone);
-            }
+        match delete(&one, &name, request.clone()).await {
+            Ok(gone) => last_revision = gone.object.resource_version_u64(),
             Err(e) if e.code == 404 => {}
             Err(e) => return Err(e),
         }
     }
-    Ok((deleted, last_rv))
+    Ok(DeletedCollection {
+        listed,
+        list_revision: page.revision,
+        last_revision,
+    })
 }

@@ -235,7 +235,8 @@ fn host_network_ports(spec: &Value, path: &str, is_pod: bool, causes: &mut Vec<C
 const POD_UPDATE: &str = "pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)";
 
 /// The causes of a pod update changing its spec beyond what may change: images, the active
-/// deadline, added tolerations and the grace period; the node name may be set once.
+/// deadline, tolerations and a negative grace period set to 1. The node name is not among
+/// them: a pod is bound through `pods/binding` (or created with one).
 pub(crate) fn pod_update(new: &Map<String, Value>, old: &Map<String, Value>) -> Vec<Cause> {
     let (Some(new_spec), Some(old_spec)) = (new.get("spec"), old.get("spec")) else {
         return Vec::new();
@@ -253,37 +254,36 @@ pub(crate) fn pod_update(new: &Map<String, Value>, old: &Map<String, Value>) -> 
                 }
             }
         }
-        for field in [
-            "activeDeadlineSeconds",
-            "tolerations",
-            "terminationGracePeriodSeconds",
-        ] {
+        for field in ["activeDeadlineSeconds", "tolerations"] {
             match old_spec.get(field) {
                 Some(v) => m.insert(field.to_owned(), v.clone()),
                 None => m.remove(field),
             };
         }
-        let unbound = old_spec
-            .get("nodeName")
-            .and_then(Value::as_str)
-            .is_none_or(str::is_empty);
-        if unbound {
-            m.remove("nodeName");
+        const GRACE: &str = "terminationGracePeriodSeconds";
+        let was_negative = old_spec
+            .get(GRACE)
+            .and_then(Value::as_i64)
+            .is_some_and(|g| g < 0);
+        if was_negative && m.get(GRACE).and_then(Value::as_i64) == Some(1) {
+            m.insert(GRACE.to_owned(), old_spec[GRACE].clone());
         }
     }
-    let mut old_cmp = old_spec.clone();
-    if let Some(o) = old_cmp.as_object_mut()
-        && o.get("nodeName")
-            .and_then(Value::as_str)
-            .is_none_or(str::is_empty)
-    {
-        o.remove("nodeName");
-    }
-    if mutable == old_cmp {
+    if without_empty_node_name(mutable) == without_empty_node_name(old_spec.clone()) {
         Vec::new()
     } else {
         vec![forbidden("spec", POD_UPDATE)]
     }
+}
+
+/// `spec` without a `nodeName` of "" (Go's zero value, the same as none).
+fn without_empty_node_name(mut spec: Value) -> Value {
+    if let Some(s) = spec.as_object_mut()
+        && s.get("nodeName").and_then(Value::as_str) == Some("")
+    {
+        s.remove("nodeName");
+    }
+    spec
 }
 
 #[cfg(test)]

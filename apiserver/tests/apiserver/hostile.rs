@@ -96,10 +96,12 @@ async fn bad_selectors_tokens_and_parameters_are_4xx_statuses_and_change_nothing
         "not base64!".to_owned(),
         token(&json!("just a string")),
         token(&json!({"v": "meta.k8s.io/v2", "rv": 1, "start": "a"})),
-        token(&json!({"v": "meta.k8s.io/v1", "rv": 1, "start": "/etc"})),
         token(&json!({"v": "meta.k8s.io/v1", "rv": 1, "start": "../x"})),
-        token(&json!({"v": "meta.k8s.io/v1", "rv": -1, "start": "a"})),
+        token(&json!({"v": "meta.k8s.io/v1", "rv": 1, "start": ""})),
         "€€€".to_owned(),
+        // Not refused by Kubernetes, so not here: a start of `/etc` (read as `etc`, under the
+        // resource's prefix) and a negative revision (a "consistent continue", which this
+        // server does not serve: see the README's "What still differs").
     ] {
         queries.push(format!("limit=1&continue={}", encoded(t.as_bytes())));
     }
@@ -140,7 +142,7 @@ async fn continue_tokens_pointing_outside_the_namespace_list_only_the_namespace(
     for (start, expected) in [
         ("kube-public/b", vec![]),
         ("a", vec!["a"]),
-        ("", vec!["a"]),
+        ("/a", vec!["a"]),
         ("\u{10ffff}", vec![]),
     ] {
         let t = token(&json!({"v": "meta.k8s.io/v1", "rv": rv, "start": start}));

@@ -156,6 +156,40 @@ async fn a_pod_restart_policy_may_not_change_but_its_image_may() {
     );
 }
 
+/// `ValidatePodUpdate` munges only images, the active deadline, tolerations and a negative
+/// grace period set to 1: an unbound pod gets its node through `pods/binding`, not an update.
+#[tokio::test]
+async fn a_pod_update_may_set_neither_its_node_nor_its_grace_period() {
+    let s = start().await;
+    let c = client(&s);
+    let pod = json!({"metadata": {"name": "p"},
+                     "spec": {"containers": [{"name": "c", "image": "i:1"}]}});
+    post(&c, PODS, &pod).await;
+    for change in [
+        json!({"spec": {"nodeName": "n1"}}),
+        json!({"spec": {"terminationGracePeriodSeconds": 5}}),
+    ] {
+        let (code, status) = patch(
+            &c,
+            &format!("{PODS}/p"),
+            "application/merge-patch+json",
+            &change,
+        )
+        .await;
+        assert_eq!(code, 422, "{change}: {status}");
+        let (_, causes) = invalid(&status);
+        assert_eq!(
+            (causes[0].0.as_str(), causes[0].1.as_str()),
+            ("spec", "FieldValueForbidden"),
+            "{change}"
+        );
+    }
+    assert_eq!(
+        get(&c, &format!("{PODS}/p")).await.1["spec"]["nodeName"],
+        Value::Null
+    );
+}
+
 #[tokio::test]
 async fn an_immutable_configmap_keeps_its_data() {
     let s = start().await;

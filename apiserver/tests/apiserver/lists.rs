@@ -264,6 +264,6 @@ async fn a_continue_token_carrying_revision_0_is_400() {
     assert_eq!((code, status["reason"].as_str()), (400, Some("BadRequest")));
     assert_eq!(
         status["message"],
-        "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
+        "invalid continue token: continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
     );
 }

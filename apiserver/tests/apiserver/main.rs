@@ -13,6 +13,7 @@ mod crd_versions;
 mod crds;
 mod crds_kube;
 mod defaulting;
+mod deletes;
 mod events;
 mod faults;
 mod field_validation;

@@ -181,20 +181,17 @@ async fn object_leaving_the_label_selector_becomes_deleted_stamped_with_the_even
 }
 
 #[tokio::test]
-async fn node_name_watchers_see_a_pod_bound_to_their_node_and_leaving_it() {
+async fn node_name_watchers_see_a_pod_created_on_their_node_and_leaving_it() {
     let (_s, c, a) = pod_a().await;
-    let (_, unbound) = post(&c, PODS, &pod("default", "b", "", "Pending", "web")).await;
     let mut n1 = watch_after(
         &c,
         "/api/v1/pods?watch=1&fieldSelector=spec.nodeName%3Dn1&",
         &a,
     )
     .await;
-    // A pod's node may be set once (as the scheduler binds it), not changed.
-    let mut bound = unbound.clone();
-    bound["spec"]["nodeName"] = json!("n1");
-    let (code, _) = put(&c, &format!("{PODS}/b"), &bound).await;
-    assert_eq!(code, 200);
+    // A pod gets its node when created with one or through `pods/binding` (not served here):
+    // an update may not set or change it (ValidatePodUpdate).
+    post(&c, PODS, &pod("default", "b", "n1", "Pending", "web")).await;
     let e = next_change(&mut n1).await;
     assert_eq!(
         (e["type"].as_str(), e["object"]["metadata"]["name"].as_str()),
@@ -215,8 +212,15 @@ async fn node_name_watchers_see_a_pod_bound_to_their_node_and_leaving_it() {
     assert_eq!(code, 200);
     let e = next_change(&mut n1).await;
     assert_eq!(e["type"], "DELETED");
-    assert_eq!(e["object"]["spec"]["nodeName"], "n1");
+    assert_eq!(
+        (
+            e["object"]["metadata"]["name"].as_str(),
+            e["object"]["spec"]["nodeName"].as_str()
+        ),
+        (Some("a"), Some("n1"))
+    );
 }
+
 #[tokio::test]
 async fn status_phase_field_selector_filters_watches() {
     let s = start().await;

@@ -225,7 +225,7 @@ async fn server_side_apply_creates_then_merges() {
 }
 
 #[tokio::test]
-async fn delete_answers_the_object_and_honours_preconditions() {
+async fn delete_honours_preconditions() {
     let s = start().await;
     let c = client(&s);
     let (_, cm) = post(&c, CMS, &configmap("a", "1")).await;
@@ -246,7 +246,14 @@ async fn delete_answers_the_object_and_honours_preconditions() {
         Some(("application/json", ok.to_string().into_bytes())),
     )
     .await;
-    assert_eq!((code, gone["metadata"]["name"].as_str()), (200, Some("a")));
+    assert_eq!(
+        (
+            code,
+            gone["status"].as_str(),
+            gone["details"]["name"].as_str()
+        ),
+        (200, Some("Success"), Some("a"))
+    );
     let (code, status) = get(&c, &format!("{CMS}/a")).await;
     assert_eq!(code, 404);
     assert_eq!(status["message"], "configmaps \"a\" not found");
