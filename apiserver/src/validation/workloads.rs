@@ -88,11 +88,7 @@ fn workload_selector(
         }
         (false, "DaemonSet") => {}
         (false, _) => causes.push(invalid("spec.selector", &dump, "invalid label selector")),
-        (true, _) if !selects(selector, labels) => causes.push(invalid(
-            "spec.template.metadata.labels",
-            &go_string_map(labels),
-            "`selector` does not match template `labels`",
-        )),
+        (true, _) if !selects(selector, labels) => causes.push(template_not_selected(labels)),
         (true, _) => {}
     }
     if empty && kind == "DaemonSet" {
@@ -102,6 +98,15 @@ fn workload_selector(
             "empty selector is invalid for daemonset",
         ));
     }
+}
+
+/// The template's `labels` are not what the selector selects.
+fn template_not_selected(labels: Option<&Map<String, Value>>) -> Cause {
+    invalid(
+        "spec.template.metadata.labels",
+        &go_string_map(labels),
+        "`selector` does not match template `labels`",
+    )
 }
 
 /// Deployments, replicasets, statefulsets and daemonsets (`kind`).
@@ -116,7 +121,14 @@ pub(crate) fn workload(kind: &str, data: &Map<String, Value>) -> Vec<Cause> {
         .pointer("/metadata/labels")
         .and_then(Value::as_object);
     match spec.get("selector").filter(|s| !s.is_null()) {
-        None => causes.push(required("spec.selector", "")),
+        // `LabelSelectorAsSelector(nil)` is `labels.Nothing()`, which selects no template: a
+        // missing selector is required (but by `ValidateDaemonSetSpec`) and does not match.
+        None => {
+            if kind != "DaemonSet" {
+                causes.push(required("spec.selector", ""));
+            }
+            causes.push(template_not_selected(labels));
+        }
         Some(selector) => workload_selector(kind, selector, labels, &mut causes),
     }
     let pod = template.get("spec").unwrap_or(&Value::Null);

@@ -27,25 +27,39 @@ fn cause(field: &str, reason: &str, message: &str) -> (String, String, String) {
     (field.to_owned(), reason.to_owned(), message.to_owned())
 }
 
+/// `LabelSelectorAsSelector(nil)` is `labels.Nothing()`: a workload without a selector selects
+/// no template, and the selector is required but by `ValidateDaemonSetSpec`.
 #[tokio::test]
-async fn a_deployment_without_selector_is_422_required() {
+async fn a_workload_without_selector_matches_no_template_and_is_required_but_for_daemonsets() {
     let s = start().await;
     let c = client(&s);
-    let mut d = deployment("d");
-    d["spec"].as_object_mut().unwrap().remove("selector");
-    let (code, status) = post(&c, DEPLOYS, &d).await;
-    assert_eq!((code, status["reason"].as_str()), (422, Some("Invalid")));
-    assert_eq!(
-        invalid(&status),
-        (
-            "Deployment.apps \"d\" is invalid: spec.selector: Required value".to_owned(),
-            vec![cause(
-                "spec.selector",
-                "FieldValueRequired",
-                "Required value"
-            )]
-        )
+    let not_selected = cause(
+        "spec.template.metadata.labels",
+        "FieldValueInvalid",
+        "Invalid value: map[string]string{\"app\":\"web\"}: `selector` does not match template `labels`",
     );
+    let required = cause("spec.selector", "FieldValueRequired", "Required value");
+    for (kind, path, message, causes) in [
+        (
+            "Deployment",
+            DEPLOYS.to_owned(),
+            "Deployment.apps \"d\" is invalid: [spec.selector: Required value, spec.template.metadata.labels: Invalid value: map[string]string{\"app\":\"web\"}: `selector` does not match template `labels`]",
+            vec![required, not_selected.clone()],
+        ),
+        (
+            "DaemonSet",
+            DEPLOYS.replace("deployments", "daemonsets"),
+            "DaemonSet.apps \"d\" is invalid: spec.template.metadata.labels: Invalid value: map[string]string{\"app\":\"web\"}: `selector` does not match template `labels`",
+            vec![not_selected],
+        ),
+    ] {
+        let mut d = deployment("d");
+        d["kind"] = json!(kind);
+        d["spec"].as_object_mut().unwrap().remove("selector");
+        let (code, status) = post(&c, &path, &d).await;
+        assert_eq!((code, status["reason"].as_str()), (422, Some("Invalid")));
+        assert_eq!(invalid(&status), (message.to_owned(), causes), "{kind}");
+    }
 }
 
 #[tokio::test]

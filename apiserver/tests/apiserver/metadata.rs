@@ -90,6 +90,9 @@ async fn kube_clients_metadata_api_lists_gets_and_watches_partial_object_metadat
     );
 }
 
+/// `handlers/response.go` (`asPartialObjectMetadata`, `asPartialObjectMetadataList`) ends each
+/// message with the Go type of the object in parentheses: this server's messages lack it
+/// (README "What still differs"), so only the part both give is asserted.
 #[tokio::test]
 async fn a_metadata_form_the_answer_cannot_take_is_406_not_acceptable() {
     let s = start().await;
@@ -112,8 +115,9 @@ async fn a_metadata_form_the_answer_cannot_take_is_406_not_acceptable() {
             panic!("{err}");
         };
         assert_eq!(
-            (status.code, status.reason.as_str(), status.message.as_str()),
-            (406, "NotAcceptable", message)
+            (status.code, status.reason.as_str()),
+            (406, "NotAcceptable")
         );
+        assert!(status.message.starts_with(message), "{}", status.message);
     }
 }
