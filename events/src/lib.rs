@@ -27,6 +27,12 @@
 //! };
 //! recorder.event(&pod, None, EventType::Normal, "Scheduled", "Binding", "bound to node-1");
 //! broadcaster.shutdown().await; // writes what is queued
+//!
+//! let events = kube_client::Api::<k8s_openapi::api::events::v1::Event>::namespaced(server.client()?, "default");
+//! let written = events.list(&Default::default()).await?;
+//! assert_eq!(written.items.len(), 1);
+//! assert_eq!(written.items[0].reason.as_deref(), Some("Scheduled"));
+//! assert_eq!(written.items[0].note.as_deref(), Some("bound to node-1"));
 //! # Ok(())
 //! # }
 //! ```

@@ -13,6 +13,7 @@ use kube_core::Resource;
 /// transformed, for example one a relist reuses) is returned as it is.
 ///
 /// ```
+/// use std::sync::Arc;
 /// use k8s_openapi::api::core::v1::Pod;
 /// use kcache_factory::{SharedInformerFactory, drop_managed_fields};
 ///
@@ -21,6 +22,10 @@ use kube_core::Resource;
 ///     .transform_for::<Pod>(drop_managed_fields())
 ///     .build();
 /// # }
+/// let mut pod = Pod::default();
+/// pod.metadata.managed_fields = Some(vec![Default::default()]);
+/// let cached = drop_managed_fields()(Arc::new(pod)).unwrap();
+/// assert_eq!(cached.metadata.managed_fields, None);
 /// ```
 pub fn drop_managed_fields<K: Resource + Clone + Send + Sync + 'static>() -> TransformFunc<K> {
     Arc::new(|mut obj: Arc<K>| {

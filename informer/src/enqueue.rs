@@ -23,15 +23,31 @@ type KeysOf<K> = Box<dyn Fn(&K) -> Vec<String> + Send + Sync>;
 /// The work queue collapses keys already waiting, so every event may enqueue.
 ///
 /// ```
+/// # use std::sync::Arc;
+/// # use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 /// use k8s_openapi::api::core::v1::Pod;
 /// use k8s_openapi::api::apps::v1::ReplicaSet;
-/// use kcache_informer::EnqueueHandler;
+/// use kcache_informer::{EnqueueHandler, ResourceEventHandler};
 /// use kcache_workqueue::WorkQueue;
 ///
 /// let queue = WorkQueue::<String>::new();
 /// let on_replica_sets = EnqueueHandler::<ReplicaSet>::key(queue.clone());
-/// let on_pods = EnqueueHandler::<Pod>::owner(queue, "ReplicaSet");
-/// # let _ = (on_replica_sets, on_pods);
+/// let on_pods = EnqueueHandler::<Pod>::owner(queue.clone(), "ReplicaSet");
+/// # let meta = |name: &str, owner: Option<&str>| ObjectMeta {
+/// #     namespace: Some("prod".into()),
+/// #     name: Some(name.into()),
+/// #     owner_references: owner.map(|o| vec![OwnerReference {
+/// #         kind: "ReplicaSet".into(), name: o.into(), controller: Some(true), ..Default::default()
+/// #     }]),
+/// #     ..Default::default()
+/// # };
+/// # let replica_set = Arc::new(ReplicaSet { metadata: meta("web-7d9", None), ..Default::default() });
+/// # let pod = Arc::new(Pod { metadata: meta("web-7d9-x2k", Some("web-7d9")), ..Default::default() });
+/// // The ReplicaSet prod/web-7d9 and a pod it controls: both enqueue the ReplicaSet's key.
+/// on_replica_sets.on_add(&replica_set, false);
+/// on_pods.on_add(&pod, false);
+/// assert_eq!(queue.len(), 1);
+/// assert_eq!(futures::executor::block_on(queue.get()).as_deref(), Some("prod/web-7d9"));
 /// ```
 pub struct EnqueueHandler<K> {
     queue: WorkQueue<String>,

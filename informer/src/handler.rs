@@ -70,13 +70,21 @@ type DeleteFn<K> = Box<dyn Fn(&MaybeTombstone<K>) + Send + Sync>;
 /// `ResourceEventHandlerFuncs`, and `ResourceEventHandlerDetailedFuncs` for the initial-list flag).
 ///
 /// ```
+/// use std::sync::{Arc, Mutex};
 /// use k8s_openapi::api::core::v1::Pod;
-/// use kcache_informer::ResourceEventHandlerFuncs;
+/// use kcache_informer::{ResourceEventHandler, ResourceEventHandlerFuncs};
 ///
+/// let added = Arc::new(Mutex::new(Vec::new()));
 /// let handler = ResourceEventHandlerFuncs::<Pod>::new()
-///     .add_func(|pod, _initial| tracing::info!(name = ?pod.metadata.name, "added"))
+///     .add_func({
+///         let added = Arc::clone(&added);
+///         move |pod, initial| added.lock().unwrap().push((pod.metadata.name.clone(), initial))
+///     })
 ///     .delete_func(|pod| tracing::info!(tombstone = pod.is_tombstone(), "deleted"));
-/// # let _ = handler;
+/// # let pod = |name: &str| Arc::new(Pod { metadata: kube_core::ObjectMeta { name: Some(name.into()), ..Default::default() }, ..Default::default() });
+/// handler.on_add(&pod("web"), true);
+/// handler.on_update(&pod("web"), &pod("web")); // no update function: nothing happens
+/// assert_eq!(*added.lock().unwrap(), [(Some("web".to_string()), true)]);
 /// ```
 pub struct ResourceEventHandlerFuncs<K> {
     add: Option<AddFn<K>>,
@@ -156,16 +164,28 @@ impl<K: Send + Sync + 'static> ResourceEventHandler<K> for ResourceEventHandlerF
 /// filtered by its last known object.
 ///
 /// ```
+/// use std::sync::{Arc, Mutex};
 /// use k8s_openapi::api::core::v1::Pod;
-/// use kcache_informer::{FilteringResourceEventHandler, ResourceEventHandlerFuncs};
+/// use kcache_informer::{FilteringResourceEventHandler, ResourceEventHandler, ResourceEventHandlerFuncs};
 ///
+/// let added = Arc::new(Mutex::new(Vec::new()));
 /// let running_only = FilteringResourceEventHandler::new(
 ///     |pod: &Pod| pod.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running"),
-///     ResourceEventHandlerFuncs::new().add_func(|pod: &std::sync::Arc<Pod>, _| {
-///         tracing::info!(name = ?pod.metadata.name, "running");
+///     ResourceEventHandlerFuncs::new().add_func({
+///         let added = Arc::clone(&added);
+///         move |pod: &Arc<Pod>, _| added.lock().unwrap().push(pod.metadata.name.clone())
 ///     }),
 /// );
-/// # let _ = running_only;
+/// # let pod = |name: &str, phase: &str| Arc::new(Pod {
+/// #     metadata: kube_core::ObjectMeta { name: Some(name.into()), ..Default::default() },
+/// #     status: Some(k8s_openapi::api::core::v1::PodStatus { phase: Some(phase.into()), ..Default::default() }),
+/// #     ..Default::default()
+/// # });
+/// running_only.on_add(&pod("a", "Pending"), false);
+/// running_only.on_add(&pod("b", "Running"), false);
+/// // a turns Running: the update crosses the filter and reaches the handler as an add.
+/// running_only.on_update(&pod("a", "Pending"), &pod("a", "Running"));
+/// assert_eq!(*added.lock().unwrap(), [Some("b".to_string()), Some("a".to_string())]);
 /// ```
 pub struct FilteringResourceEventHandler<K, H> {
     filter: Box<dyn Fn(&K) -> bool + Send + Sync>,

@@ -303,12 +303,28 @@ impl<K: Resource + Send + Sync + 'static> SharedIndexInformer<K> {
     /// [`add_indexers`](Self::add_indexers)).
     ///
     /// ```
-    /// # use k8s_openapi::api::core::v1::Pod;
-    /// # use kcache_informer::SharedIndexInformer;
-    /// # fn f(pods: &SharedIndexInformer<Pod>) -> Result<(), kcache_informer::InformerError> {
+    /// # use k8s_openapi::api::core::v1::{Pod, PodSpec};
+    /// # use kcache_informer::{SharedIndexInformer, wait_for_cache_sync};
+    /// # use kcache_reflector::testing::FakeControllerSource;
+    /// # use tokio_util::sync::CancellationToken;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let source = FakeControllerSource::<Pod>::new();
+    /// # for (name, node) in [("a", "node-1"), ("b", "node-2")] {
+    /// #     let mut pod = Pod { spec: Some(PodSpec { node_name: Some(node.into()), ..Default::default() }), ..Default::default() };
+    /// #     (pod.metadata.namespace, pod.metadata.name) = (Some("default".into()), Some(name.into()));
+    /// #     source.add(pod);
+    /// # }
+    /// # let pods = SharedIndexInformer::builder(source).build();
+    /// # let shutdown = CancellationToken::new();
+    /// # let task = tokio::spawn(pods.run(shutdown.clone()));
+    /// # assert!(wait_for_cache_sync(&shutdown, &[&pods]).await);
+    /// // The informer runs and has cached pods a (on node-1) and b (on node-2).
     /// pods.add_index(kcache_store::NODE_NAME_INDEX, kcache_store::node_name_index_func())?;
     /// let on_node = pods.lister().by_index(kcache_store::NODE_NAME_INDEX, "node-1")?;
-    /// # let _ = on_node; Ok(()) }
+    /// assert_eq!(on_node.len(), 1);
+    /// assert_eq!(on_node[0].metadata.name.as_deref(), Some("a"));
+    /// # shutdown.cancel(); task.await??; Ok(()) }
     /// ```
     pub fn add_index(
         &self,

@@ -34,14 +34,22 @@
 //! let campaign = tokio::spawn(elector.run(shutdown.clone(), move |e| {
 //!     let _ = tx.send(e);
 //! }));
+//! let mut seen = Vec::new();
 //! while let Some(event) = events.recv().await {
-//!     if let LeaderEvent::StartedLeading(leading) = event {
-//!         // Spawn the workers under `leading` here; here we shut down at once.
-//!         shutdown.cancel();
-//!         leading.cancelled().await;
+//!     match event {
+//!         LeaderEvent::NewLeader(holder) => seen.push(format!("new leader {holder}")),
+//!         LeaderEvent::StartedLeading(leading) => {
+//!             seen.push("started leading".into());
+//!             // Spawn the workers under `leading` here; here we shut down at once.
+//!             shutdown.cancel();
+//!             leading.cancelled().await;
+//!         }
+//!         LeaderEvent::StoppedLeading => seen.push("stopped leading".into()),
+//!         _ => {}
 //!     }
 //! }
 //! campaign.await?;
+//! assert_eq!(seen, ["new leader replica-a", "started leading", "stopped leading"]);
 //! # Ok(())
 //! # }
 //! ```

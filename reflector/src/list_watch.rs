@@ -18,7 +18,7 @@ type WatchFn<K> = Arc<dyn Fn(ListOptions) -> WatchFuture<'static, K> + Send + Sy
 /// ```
 /// use futures::stream;
 /// use k8s_openapi::api::core::v1::Pod;
-/// use kcache_reflector::{ListPage, ListWatch, ListWatchError, WatchStream};
+/// use kcache_reflector::{ListOptions, ListPage, ListWatch, ListWatchError, ListerWatcher, WatchStream};
 ///
 /// let lw = ListWatch::<Pod>::new(
 ///     |_options| async {
@@ -26,7 +26,9 @@ type WatchFn<K> = Arc<dyn Fn(ListOptions) -> WatchFuture<'static, K> + Send + Sy
 ///     },
 ///     |_options| async { Ok(Box::pin(stream::empty()) as WatchStream<Pod>) },
 /// );
-/// # let _ = lw;
+/// let page = futures::executor::block_on(lw.list(&ListOptions::default()))?;
+/// assert_eq!((page.items.len(), page.resource_version.as_str()), (0, "1"));
+/// # Ok::<(), ListWatchError>(())
 /// ```
 pub struct ListWatch<K> {
     list: ListFn<K>,

@@ -53,11 +53,17 @@ async fn malformed_watch_line_reaches_open_watches() {
 }
 
 #[tokio::test]
-async fn response_delay_applies_until_reset() {
+async fn response_delay_holds_responses_until_reset() {
     let s = start().await;
     let c = client(&s);
-    s.set_response_delay(Duration::from_millis(10));
-    assert_eq!(get(&c, CMS).await.0, 200);
+    // An hour's delay cannot be over after a second, however slow the machine.
+    s.set_response_delay(Duration::from_secs(3600));
+    assert!(
+        tokio::time::timeout(Duration::from_secs(1), get(&c, CMS))
+            .await
+            .is_err(),
+        "a response came before the delay was over"
+    );
     s.set_response_delay(Duration::ZERO);
     assert_eq!(get(&c, CMS).await.0, 200);
 }

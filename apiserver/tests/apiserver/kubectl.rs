@@ -165,6 +165,27 @@ fn kubectl_get_watch_create_apply_and_delete_work_against_the_binary() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The `Content-Type` of each POST in kubectl's `-v=8` log (its request headers follow the
+/// request line, up to the response status).
+fn posted_content_types(log: &str) -> Vec<String> {
+    let mut types = Vec::new();
+    let mut in_post = false;
+    for line in log.lines() {
+        if line.contains("] POST http") {
+            in_post = true;
+        } else if line.contains("] Response Status:") {
+            in_post = false;
+        } else if let Some(t) = line
+            .split("]     Content-Type: ")
+            .nth(1)
+            .filter(|_| in_post)
+        {
+            types.push(t.trim().to_owned());
+        }
+    }
+    types
+}
+
 #[test]
 fn kubectl_create_subcommands_send_protobuf_bodies_and_work_against_the_binary() {
     let Some((kc, server, dir)) = session("create") else {
@@ -258,8 +279,19 @@ fn kubectl_create_subcommands_send_protobuf_bodies_and_work_against_the_binary()
         &["create", "ingress", "ing1", "--rule=foo.com/bar=svc1:80"],
     ];
     for args in creates {
-        let out = kubectl(&kc, &server, args);
-        assert!(out.contains(" created"), "kubectl {args:?}: {out}");
+        // Before the arguments: those of `create job` end with the command after `--`.
+        let out = run(&kc, &server, &[&["-v=8"][..], args].concat());
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(out.status.success(), "kubectl {args:?}: {stderr}");
+        assert!(stdout.contains(" created"), "kubectl {args:?}: {stdout}");
+        assert_eq!(
+            posted_content_types(&stderr),
+            ["application/vnd.kubernetes.protobuf"],
+            "kubectl {args:?}: {stderr}"
+        );
     }
     let token = kubectl(&kc, &server, &["create", "token", "sa1"]);
     // An opaque token here, a signed JWT from Kubernetes (README "What still differs").

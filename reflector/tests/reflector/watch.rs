@@ -331,8 +331,20 @@ async fn run_returns_when_cancelled_during_backoff() {
         ReflectorConfig::default(),
     ));
     let running = run(&reflector);
-    next_calls(&mut calls, 1).await;
+    assert_eq!(kinds(&next_calls(&mut calls, 1).await), "L");
+    // The failed list puts the reflector in its backoff; paused time would run it out if the
+    // reflector waited for it.
+    let cancelled_at = Instant::now();
     running.stop().await;
+    assert_eq!(
+        Instant::now(),
+        cancelled_at,
+        "run returns at once, not after the backoff"
+    );
+    assert!(
+        calls.try_recv().is_err(),
+        "nothing is listed after the cancel"
+    );
 }
 
 /// A store with room for `room` watch events until the test opens it.

@@ -38,17 +38,38 @@ fn multi_byte_characters_after_a_key_are_selector_errors_not_panics() {
     }
 }
 
+/// What any string must give: a selector that prints as a string parsing back to the same
+/// selector, or a typed error naming the whole string.
+fn parses_and_round_trips_or_names_itself(s: &str) -> Result<(), TestCaseError> {
+    match parse_label_selector(s) {
+        Ok(selector) => {
+            let printed = selector.to_string();
+            prop_assert_eq!(
+                parse_label_selector(&printed),
+                Ok(selector),
+                "printed {:?}",
+                printed
+            );
+        }
+        Err(SelectorError::Syntax { selector, .. } | SelectorError::Invalid { selector, .. }) => {
+            prop_assert_eq!(selector, s);
+        }
+        Err(other) => prop_assert!(false, "unexpected error kind {:?}", other),
+    }
+    Ok(())
+}
+
 proptest! {
     #[test]
-    fn any_string_is_a_selector_or_a_selector_error(s in "\\PC{0,24}") {
-        let _ = parse_label_selector(&s);
+    fn any_string_parses_to_a_round_tripping_selector_or_an_error_naming_it(s in "\\PC{0,24}") {
+        parses_and_round_trips_or_names_itself(&s)?;
     }
 
     #[test]
-    fn any_selector_shaped_string_is_a_selector_or_a_selector_error(
+    fn any_selector_shaped_string_parses_to_a_round_tripping_selector_or_an_error_naming_it(
         s in "[a-z!=(),€é \u{00A0}]{0,24}(in|notin)?[a-z!=(),€é ]{0,8}",
     ) {
-        let _ = parse_label_selector(&s);
+        parses_and_round_trips_or_names_itself(&s)?;
     }
 }
 

@@ -1,4 +1,5 @@
-//! Property test: random operations keep every index equal to one recomputed from scratch.
+//! Property test: random operations keep the stored keys and every index equal to a model, a plain
+//! map of key → object computed from the same operations.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -75,37 +76,70 @@ fn actual(indexer: &Indexer<Pod>, name: &str) -> BTreeMap<String, BTreeSet<Strin
         .collect()
 }
 
-/// The same index recomputed from the stored objects.
-fn recomputed(indexer: &Indexer<Pod>, name: &str) -> BTreeMap<String, BTreeSet<String>> {
-    let func = &indexer.get_indexers()[name];
-    let mut index: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for p in indexer.list() {
-        let key = indexer.key_of(&p).unwrap();
-        for v in func(&p).unwrap() {
-            index.entry(v).or_default().insert(key.clone());
-        }
-    }
-    index
+/// The model: what each operation leaves stored, key → (namespace, users).
+type Model = BTreeMap<String, (String, BTreeSet<String>)>;
+
+fn model_key(ns: u8, name: u8) -> String {
+    format!("ns{ns}/p{name}")
 }
 
-/// Applies `ops` to `indexer`, checking every index against one recomputed after each.
+fn model_entry(ns: u8, users: &[u8]) -> (String, BTreeSet<String>) {
+    (
+        format!("ns{ns}"),
+        users.iter().map(|u| format!("u{u}")).collect(),
+    )
+}
+
+/// The model's indexes, value → keys, computed from the model's entries alone.
+fn model_indexes(model: &Model) -> [BTreeMap<String, BTreeSet<String>>; 2] {
+    let mut by_namespace: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut by_user: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (key, (ns, users)) in model {
+        by_namespace
+            .entry(ns.clone())
+            .or_default()
+            .insert(key.clone());
+        for user in users {
+            by_user.entry(user.clone()).or_default().insert(key.clone());
+        }
+    }
+    [by_namespace, by_user]
+}
+
+/// Applies `ops` to `indexer` and to the model, checking the stored keys and every index against
+/// the model's after each.
 fn check(indexer: &Indexer<Pod>, ops: Vec<Op>) -> Result<(), TestCaseError> {
+    let mut model = Model::new();
     for op in ops {
         match op {
-            Op::Add { ns, name, users } => indexer.add(make(ns, name, &users)).unwrap(),
-            Op::Delete { ns, name } => indexer.delete(make(ns, name, &[])).unwrap(),
-            Op::Replace(objs) => indexer
-                .replace(
-                    objs.iter()
-                        .map(|(ns, name, users)| make(*ns, *name, users))
-                        .collect(),
-                    "1",
-                )
-                .unwrap(),
+            Op::Add { ns, name, users } => {
+                indexer.add(make(ns, name, &users)).unwrap();
+                model.insert(model_key(ns, name), model_entry(ns, &users));
+            }
+            Op::Delete { ns, name } => {
+                indexer.delete(make(ns, name, &[])).unwrap();
+                model.remove(&model_key(ns, name));
+            }
+            Op::Replace(objs) => {
+                indexer
+                    .replace(
+                        objs.iter()
+                            .map(|(ns, name, users)| make(*ns, *name, users))
+                            .collect(),
+                        "1",
+                    )
+                    .unwrap();
+                model = objs
+                    .iter()
+                    .map(|(ns, name, users)| (model_key(*ns, *name), model_entry(*ns, users)))
+                    .collect();
+            }
         }
-        for name in [NAMESPACE_INDEX, "users"] {
-            prop_assert_eq!(actual(indexer, name), recomputed(indexer, name));
-        }
+        let keys: BTreeSet<String> = indexer.list_keys().iter().map(|k| k.to_string()).collect();
+        prop_assert_eq!(keys, model.keys().cloned().collect::<BTreeSet<_>>());
+        let [by_namespace, by_user] = model_indexes(&model);
+        prop_assert_eq!(actual(indexer, NAMESPACE_INDEX), by_namespace);
+        prop_assert_eq!(actual(indexer, "users"), by_user);
     }
     Ok(())
 }
@@ -119,12 +153,12 @@ fn indexers() -> Indexers<Pod> {
 
 proptest! {
     #[test]
-    fn random_operations_keep_indexes_equal_to_recomputed(ops in proptest::collection::vec(op(), 1..60)) {
+    fn random_operations_keep_keys_and_indexes_equal_to_a_model(ops in proptest::collection::vec(op(), 1..60)) {
         check(&Indexer::new(indexers()), ops)?;
     }
 
     #[test]
-    fn compact_store_random_operations_keep_indexes_equal_to_recomputed(ops in proptest::collection::vec(op(), 1..60)) {
+    fn compact_store_random_operations_keep_keys_and_indexes_equal_to_a_model(ops in proptest::collection::vec(op(), 1..60)) {
         check(&Indexer::compact(meta_namespace_key_func(), indexers()), ops)?;
     }
 }

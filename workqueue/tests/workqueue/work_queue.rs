@@ -307,8 +307,34 @@ async fn metrics_provider_sees_adds_depth_latency_work_and_retries() {
     );
 }
 
+/// A writer the test reads back: what a `tracing` subscriber printed.
+#[derive(Clone, Default)]
+struct Printed(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Printed {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 #[tokio::test]
-async fn tracing_metrics_provider_is_accepted() {
+async fn tracing_metrics_provider_emits_each_metric_as_a_trace_event_naming_the_queue() {
+    let printed = Printed::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer({
+            let printed = printed.clone();
+            move || printed.clone()
+        })
+        .with_ansi(false)
+        .without_time()
+        .with_max_level(tracing::Level::TRACE)
+        .finish();
+    // The test runs on one thread: every event below reaches this subscriber.
+    let _default = tracing::subscriber::set_default(subscriber);
     let q = WorkQueue::<u32>::with_config(
         WorkQueueConfig::default()
             .name("traced")
@@ -317,7 +343,31 @@ async fn tracing_metrics_provider_is_accepted() {
     q.add(1);
     let item = q.get().await.unwrap();
     q.done(&item);
-    assert_eq!(q.name(), "traced");
+    q.add_rate_limited(2);
+    let text = String::from_utf8(printed.0.lock().clone()).unwrap();
+    let events: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("TRACE kcache_workqueue: "))
+        .map(|l| l.split(" queue=\"traced\"").next().unwrap_or(l))
+        .collect();
+    assert_eq!(
+        events,
+        [
+            "add",
+            "depth",
+            "queue latency",
+            "depth",
+            "unfinished work",
+            "work duration",
+            "unfinished work",
+            "retry",
+        ],
+        "{text}"
+    );
+    assert!(
+        text.lines().all(|l| l.contains("queue=\"traced\"")),
+        "{text}"
+    );
 }
 
 #[tokio::test]
