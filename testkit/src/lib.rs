@@ -22,9 +22,15 @@ const POLL: Duration = Duration::from_millis(1);
 /// Awaits `fut`, failing the test with "timed out after 60s waiting for {what}" if it is not
 /// ready within [`PATIENCE`].
 pub async fn within<F: IntoFuture>(what: &str, fut: F) -> F::Output {
-    match tokio::time::timeout(PATIENCE, fut).await {
+    within_for(PATIENCE, what, fut).await
+}
+
+/// [`within`] with another deadline: for a paused-time test awaiting something due after more
+/// virtual time than [`PATIENCE`] (a watch's 5 to 10 minute timeout, a resync period).
+pub async fn within_for<F: IntoFuture>(deadline: Duration, what: &str, fut: F) -> F::Output {
+    match tokio::time::timeout(deadline, fut).await {
         Ok(output) => output,
-        Err(_) => panic!("timed out after {PATIENCE:?} waiting for {what}"),
+        Err(_) => panic!("timed out after {deadline:?} waiting for {what}"),
     }
 }
 
