@@ -5,7 +5,6 @@
 mod support;
 
 use std::io::{BufRead, BufReader, Read};
-use std::time::Duration;
 
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::ReplicaSet;
@@ -13,23 +12,21 @@ use k8s_openapi::api::core::v1::{Namespace, Pod};
 use kcache_apiserver::TestServer;
 use kcache_factory::SharedInformerFactory;
 use kcache_informer::EventStream;
+use kcache_testkit::within;
 use kube_client::Api;
 use kube_client::api::{Patch, PatchParams, PostParams};
 use kube_core::Resource;
 use serde_json::json;
 
-/// How long the test waits for an event it expects before failing.
-const PATIENCE: Duration = Duration::from_secs(20);
-
-/// Waits, event by event, until `done` holds.
+/// Waits, event by event (each for a bounded time), until `done` holds.
 async fn until<K: Resource + Send + Sync + 'static>(
     events: &mut EventStream<K>,
+    what: &str,
     mut done: impl FnMut() -> bool,
 ) {
     while !done() {
-        tokio::time::timeout(PATIENCE, events.next())
+        within(what, events.next())
             .await
-            .expect("no change within the patience")
             .expect("the observer stopped");
     }
 }
@@ -109,11 +106,14 @@ async fn sample_controller_creates_owned_pods_scales_down_writes_status_serves_m
     .unwrap();
     let rs_api = Api::<ReplicaSet>::namespaced(client.clone(), "prod");
     rs_api.create(&PostParams::default(), &rs).await.unwrap();
-    until(&mut pod_events, || {
+    until(&mut pod_events, "pods web-0, web-1 and web-2", || {
         pod_names() == ["web-0", "web-1", "web-2"]
     })
     .await;
-    until(&mut rs_events, || status_replicas() == Some(3)).await;
+    until(&mut rs_events, "status replicas 3", || {
+        status_replicas() == Some(3)
+    })
+    .await;
     let owner = pods.lister().namespace("prod").get("web-1").unwrap();
     let owner = &owner.metadata.owner_references.as_ref().unwrap()[0];
     assert_eq!(
@@ -130,8 +130,14 @@ async fn sample_controller_creates_owned_pods_scales_down_writes_status_serves_m
         )
         .await
         .unwrap();
-    until(&mut pod_events, || pod_names() == ["web-0"]).await;
-    until(&mut rs_events, || status_replicas() == Some(1)).await;
+    until(&mut pod_events, "only pod web-0", || {
+        pod_names() == ["web-0"]
+    })
+    .await;
+    until(&mut rs_events, "status replicas 1", || {
+        status_replicas() == Some(1)
+    })
+    .await;
 
     // Its metrics: the queue's adds and the informers' caches.
     let curl = std::process::Command::new("curl")
@@ -170,5 +176,5 @@ async fn sample_controller_creates_owned_pods_scales_down_writes_status_serves_m
     .unwrap();
     assert!(status.success(), "{status}: {rest}");
     assert_eq!(rest.trim(), "shut down cleanly");
-    observer.shutdown().await;
+    within("the observer to shut down", observer.shutdown()).await;
 }

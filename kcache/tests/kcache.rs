@@ -7,6 +7,7 @@ use kcache::k8s_openapi::api::core::v1::ConfigMap;
 use kcache::kube_client::Api;
 use kcache::kube_client::api::PostParams;
 use kcache::prelude::*;
+use kcache_testkit::within;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn quick_start_through_the_facade_reconciles_every_object() {
@@ -29,7 +30,12 @@ async fn quick_start_through_the_facade_reconciles_every_object() {
         .add_event_handler(EnqueueHandler::key(queue.clone()))
         .unwrap();
     factory.start().unwrap();
-    assert!(factory.wait_for_cache_sync().await.values().all(|s| *s));
+    assert!(
+        within("the caches to sync", factory.wait_for_cache_sync())
+            .await
+            .values()
+            .all(|s| *s)
+    );
 
     let lister = config_maps.lister();
     let found = Arc::new(AtomicUsize::new(0));
@@ -46,9 +52,9 @@ async fn quick_start_through_the_facade_reconciles_every_object() {
             }
         }
     });
-    workers.await;
+    within("the workers to reconcile all three", workers).await;
     assert_eq!(found.load(Ordering::SeqCst), 3);
-    factory.shutdown().await;
+    within("the factory to shut down", factory.shutdown()).await;
 }
 
 /// The controller skeleton of the README: leader election gates the workers, the factory's
@@ -69,7 +75,12 @@ async fn a_leader_runs_the_workers_which_record_events_and_export_informer_and_q
     let mut registry = Registry::default();
     let metrics = factory.register_metrics(&mut registry);
     factory.start().unwrap();
-    assert!(factory.wait_for_cache_sync().await.values().all(|s| *s));
+    assert!(
+        within("the caches to sync", factory.wait_for_cache_sync())
+            .await
+            .values()
+            .all(|s| *s)
+    );
     let queue = WorkQueue::<String>::with_config(
         WorkQueueConfig::default()
             .name("configmaps")
@@ -93,7 +104,7 @@ async fn a_leader_runs_the_workers_which_record_events_and_export_informer_and_q
             let _ = leading_tx.send(leading);
         }
     }));
-    let leading = leading_rx.recv().await.unwrap();
+    let leading = within("the lead", leading_rx.recv()).await.unwrap();
 
     queue.add("default/settings".to_owned());
     let workers = queue.run_workers_until(leading.clone().cancelled_owned(), 1, {
@@ -116,10 +127,10 @@ async fn a_leader_runs_the_workers_which_record_events_and_export_informer_and_q
             async { Ok::<(), std::convert::Infallible>(()) }
         }
     });
-    workers.await;
-    campaign.await.unwrap();
+    within("the workers to stop", workers).await;
+    within("the campaign to end", campaign).await.unwrap();
     assert!(leading.is_cancelled());
-    broadcaster.shutdown().await;
+    within("the broadcaster to shut down", broadcaster.shutdown()).await;
 
     let mut text = String::new();
     encode(&mut text, &registry).unwrap();
@@ -134,7 +145,7 @@ async fn a_leader_runs_the_workers_which_record_events_and_export_informer_and_q
         )),
         "{text}"
     );
-    factory.shutdown().await;
+    within("the factory to shut down", factory.shutdown()).await;
     let events: Api<kcache::k8s_openapi::api::events::v1::Event> =
         Api::namespaced(server.client().unwrap(), "default");
     let written = events.list(&Default::default()).await.unwrap();

@@ -2,7 +2,8 @@
 //! kcache crate and is used from informer up; apiserver uses store and reflector; the `kcache`
 //! facade sits on top of every layer except apiserver; nothing published depends on apiserver
 //! (except as a dev-dependency) or on the facade; leader election and the events recorder stand
-//! beside the stack (no kcache dependency) and only the facade uses them.
+//! beside the stack (no kcache dependency) and only the facade uses them; the test kit (bounded
+//! waits, not published) depends on no kcache crate and any crate's tests may use it.
 
 use crate::metadata::{Package, packages};
 
@@ -28,6 +29,9 @@ const LEADERELECTION: &str = "kcache-leaderelection";
 
 /// The events recorder: no kcache dependency; used by the facade only.
 const EVENTS: &str = "kcache-events";
+
+/// The bounded waits of every crate's tests: no kcache dependency; a dev-dependency of any crate.
+const TESTKIT: &str = "kcache-testkit";
 
 /// The facade re-exporting the layers.
 const FACADE: &str = "kcache";
@@ -60,12 +64,13 @@ fn allowed_below(crate_name: &str) -> Vec<&'static str> {
 /// The layering violations among `packages`, one line each.
 pub(crate) fn violations(packages: &[Package]) -> Vec<String> {
     let mut found = Vec::new();
-    for p in packages.iter().filter(|p| p.publish) {
+    for p in packages.iter().filter(|p| p.publish || p.name == TESTKIT) {
         let below = allowed_below(&p.name);
         for d in p.dependencies.iter().filter(|d| is_kcache(&d.name)) {
             let ok = d.name == p.name
                 || below.contains(&d.name.as_str())
-                || (d.kind == "dev" && d.name == APISERVER && p.name != APISERVER);
+                || (d.kind == "dev" && d.name == APISERVER && p.name != APISERVER)
+                || (d.kind == "dev" && d.name == TESTKIT);
             if !ok {
                 found.push(format!(
                     "{} has a {} dependency on {}, which is not below it in the stack",
@@ -194,6 +199,24 @@ mod tests {
             violations(&[pkg("kcache-factory", &[(FACADE, "normal")])]).len(),
             1
         );
+    }
+
+    #[test]
+    fn any_crate_tests_with_the_testkit_and_the_testkit_uses_no_kcache_crate() {
+        for user in [
+            WORKQUEUE,
+            LEADERELECTION,
+            EVENTS,
+            "kcache-store",
+            APISERVER,
+            FACADE,
+        ] {
+            assert!(violations(&[pkg(user, &[(TESTKIT, "dev")])]).is_empty());
+            assert_eq!(violations(&[pkg(user, &[(TESTKIT, "normal")])]).len(), 1);
+        }
+        let mut testkit = pkg(TESTKIT, &[("kcache-store", "normal")]);
+        testkit.publish = false;
+        assert_eq!(violations(&[testkit]).len(), 1);
     }
 
     #[test]

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::Pod;
 use kcache_deltafifo::{DeltaType, Deltas, PopError, ProcessError, Queue};
 use kcache_store::{Indexer, KnownObjects, Store, meta_namespace_key};
+use kcache_testkit::within;
 
 thread_local! {
     /// Fixture pods by index, parsed once per thread (parsing dominates the property tests).
@@ -57,8 +58,8 @@ pub(crate) async fn pop_summary<Q>(q: &Q) -> Result<(Vec<Summary>, bool), PopErr
 where
     Q: Queue<Pod, Item = Deltas<Pod>>,
 {
-    q.pop(|d, initial| Ok::<_, ProcessError<Infallible>>((summary(d), initial)))
-        .await
+    let popped = q.pop(|d, initial| Ok::<_, ProcessError<Infallible>>((summary(d), initial)));
+    within("an item to pop", popped).await
 }
 
 /// The key the queue handed out with each delta of a batch.

@@ -8,10 +8,13 @@ use kcache_deltafifo::{Fifo, PopError, ProcessError, Queue};
 use kcache_store::Store;
 
 use crate::common::{key, pod, rv};
+use kcache_testkit::within;
 
 async fn pop(q: &Fifo<Pod>) -> Result<(String, u64, bool), PopError<Infallible>> {
-    q.pop(|p, initial| Ok::<_, ProcessError<Infallible>>((q.key_of(p).unwrap(), rv(p), initial)))
-        .await
+    let popped = q.pop(|p, initial| {
+        Ok::<_, ProcessError<Infallible>>((q.key_of(p).unwrap(), rv(p), initial))
+    });
+    within("an item to pop", popped).await
 }
 
 #[tokio::test]

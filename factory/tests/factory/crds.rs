@@ -9,7 +9,7 @@ use kube_core::{ApiResource, DynamicObject, GroupVersionKind};
 use kube_runtime::wait::{await_condition, conditions};
 use serde_json::json;
 
-use super::{PATIENCE, next_object, server};
+use super::{next_object, server, within};
 use futures::StreamExt;
 use kcache_factory::SharedInformerFactory;
 use kcache_store::Store;
@@ -34,9 +34,8 @@ async fn a_dynamic_informer_follows_a_custom_resource_through_its_crd_lifecycle(
         "widgets.example.com",
         conditions::is_crd_established(),
     );
-    tokio::time::timeout(PATIENCE, established)
+    within("the CRD to be established", established)
         .await
-        .unwrap()
         .unwrap();
 
     let gvk = GroupVersionKind::gvk("example.com", "v1", "Widget");
@@ -44,7 +43,12 @@ async fn a_dynamic_informer_follows_a_custom_resource_through_its_crd_lifecycle(
     let factory = SharedInformerFactory::new(client.clone());
     let informer = factory.dynamic_informer(&widgets, true);
     factory.start().unwrap();
-    assert!(factory.wait_for_cache_sync().await.values().all(|s| *s));
+    assert!(
+        within("the caches to sync", factory.wait_for_cache_sync())
+            .await
+            .values()
+            .all(|s| *s)
+    );
     let mut events = informer.event_stream().unwrap();
 
     let api = Api::<DynamicObject>::namespaced_with(client.clone(), "default", &widgets);
@@ -66,15 +70,12 @@ async fn a_dynamic_informer_follows_a_custom_resource_through_its_crd_lifecycle(
         .await
         .unwrap();
     let deleted = loop {
-        let event = tokio::time::timeout(PATIENCE, events.next())
-            .await
-            .unwrap()
-            .unwrap();
+        let event = within("the Widget deletion", events.next()).await.unwrap();
         if let InformerEvent::Delete(obj) = event {
             break obj;
         }
     };
     assert_eq!(deleted.object().metadata.name.as_deref(), Some("w1"));
     assert!(informer.indexer().list().is_empty());
-    factory.shutdown().await;
+    within("the factory to shut down", factory.shutdown()).await;
 }

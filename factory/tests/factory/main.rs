@@ -13,11 +13,10 @@ use kube_client::{Api, Client};
 use kube_core::{ApiResource, DynamicObject, GroupVersionKind, Resource};
 use serde_json::json;
 
+use kcache_testkit::within;
+
 mod crds;
 mod metrics;
-
-/// How long a test waits for an event it expects before failing.
-const PATIENCE: Duration = Duration::from_secs(20);
 
 async fn server() -> (TestServer, Client) {
     // The fixture pods name ReplicaSets that do not exist: no garbage collection.
@@ -56,14 +55,13 @@ async fn create_cm(client: &Client, ns: &str, name: &str, labels: &[(&str, &str)
         .unwrap();
 }
 
-/// The next add or update the informer's event stream delivers (waiting at most [`PATIENCE`]).
+/// The next add or update the informer's event stream delivers (waiting a bounded time).
 async fn next_object<K: Resource + Send + Sync + 'static>(
     events: &mut kcache_informer::EventStream<K>,
 ) -> Arc<K> {
     loop {
-        let event = tokio::time::timeout(PATIENCE, events.next())
+        let event = within("the next informer event", events.next())
             .await
-            .unwrap()
             .unwrap();
         match event {
             InformerEvent::Add { obj, .. } => return obj,
@@ -127,13 +125,13 @@ async fn start_starts_only_informers_not_yet_started() {
         "created after start: not running until the next start"
     );
     factory.start().unwrap();
-    let synced = factory.wait_for_cache_sync().await;
+    let synced = within("the caches to sync", factory.wait_for_cache_sync()).await;
     assert_eq!(
         synced.into_iter().collect::<Vec<_>>(),
         [("v1/Node".to_owned(), true), ("v1/Pod".to_owned(), true)]
     );
     assert!(pods.has_synced() && nodes.has_synced());
-    factory.shutdown().await;
+    within("the factory to shut down", factory.shutdown()).await;
     assert!(pods.is_stopped() && nodes.is_stopped());
 }
 
@@ -144,10 +142,10 @@ async fn wait_for_cache_sync_covers_only_started_informers() {
     let _pods = factory.informer::<Pod>();
     factory.start().unwrap();
     let _late = factory.informer::<Node>();
-    let synced = factory.wait_for_cache_sync().await;
+    let synced = within("the caches to sync", factory.wait_for_cache_sync()).await;
     assert_eq!(synced.keys().collect::<Vec<_>>(), ["v1/Pod"]);
     assert!(synced["v1/Pod"]);
-    factory.shutdown().await;
+    within("the factory to shut down", factory.shutdown()).await;
 }
 
 #[tokio::test]
@@ -156,17 +154,21 @@ async fn shutdown_waits_for_informers_and_is_idempotent() {
     let factory = SharedInformerFactory::new(client);
     let pods = factory.informer::<Pod>();
     factory.start().unwrap();
-    factory.wait_for_cache_sync().await;
-    factory.shutdown().await;
+    within("the caches to sync", factory.wait_for_cache_sync()).await;
+    within("the factory to shut down", factory.shutdown()).await;
     assert!(
         pods.is_stopped(),
         "shutdown returned only after the informer stopped"
     );
-    factory.shutdown().await;
+    within("the factory to shut down", factory.shutdown()).await;
     let nodes = factory.informer::<Node>();
     factory.start().unwrap();
     assert!(!nodes.has_started(), "start after shutdown does nothing");
-    assert!(factory.wait_for_cache_sync().await.is_empty());
+    assert!(
+        within("the caches to sync", factory.wait_for_cache_sync())
+            .await
+            .is_empty()
+    );
 }
 
 #[test]
@@ -213,7 +215,12 @@ async fn namespace_option_reaches_the_requests() {
         .await
         .unwrap();
     factory.start().unwrap();
-    assert!(factory.wait_for_cache_sync().await.values().all(|s| *s));
+    assert!(
+        within("the caches to sync", factory.wait_for_cache_sync())
+            .await
+            .values()
+            .all(|s| *s)
+    );
     assert_eq!(names(&cms), ["in-a"]);
     assert_eq!(
         names(&nodes),
@@ -232,7 +239,7 @@ async fn namespace_option_reaches_the_requests() {
         next_object(&mut events).await.metadata.name.as_deref(),
         Some("later-a")
     );
-    factory.shutdown().await;
+    within("the factory to shut down", factory.shutdown()).await;
 }
 
 #[tokio::test]
@@ -245,9 +252,9 @@ async fn tweak_list_options_reach_the_requests() {
         .build();
     let cms = factory.informer::<ConfigMap>();
     factory.start().unwrap();
-    factory.wait_for_cache_sync().await;
+    within("the caches to sync", factory.wait_for_cache_sync()).await;
     assert_eq!(names(&cms), ["selected"]);
-    factory.shutdown().await;
+    within("the factory to shut down", factory.shutdown()).await;
 }
 
 #[tokio::test]
@@ -264,10 +271,10 @@ async fn transform_is_applied_per_type() {
         .build();
     let cms = factory.informer::<ConfigMap>();
     factory.start().unwrap();
-    factory.wait_for_cache_sync().await;
+    within("the caches to sync", factory.wait_for_cache_sync()).await;
     let cm = cms.lister().namespace("a").get("cm").unwrap();
     assert_eq!(cm.metadata.labels, None);
-    factory.shutdown().await;
+    within("the factory to shut down", factory.shutdown()).await;
 }
 
 #[tokio::test]
@@ -280,7 +287,7 @@ async fn compact_cache_is_chosen_per_type() {
     let cms = factory.informer::<ConfigMap>();
     let pods = factory.informer::<Pod>();
     factory.start().unwrap();
-    factory.wait_for_cache_sync().await;
+    within("the caches to sync", factory.wait_for_cache_sync()).await;
     assert!(cms.indexer().store().is_compact());
     assert!(!pods.indexer().store().is_compact());
     let cm = cms.lister().namespace("a").get("cm").unwrap();
@@ -289,7 +296,7 @@ async fn compact_cache_is_chosen_per_type() {
         Some([("team".to_string(), "x".to_string())].into())
     );
     assert_eq!(names(&cms), ["cm"]);
-    factory.shutdown().await;
+    within("the factory to shut down", factory.shutdown()).await;
 }
 
 #[tokio::test]
@@ -305,7 +312,7 @@ async fn drop_managed_fields_transform_caches_objects_without_them() {
         .build();
     let pods = factory.informer::<Pod>();
     factory.start().unwrap();
-    factory.wait_for_cache_sync().await;
+    within("the caches to sync", factory.wait_for_cache_sync()).await;
     let cached = pods.indexer().list();
     assert_eq!(cached.len(), 1);
     assert_eq!(cached[0].metadata.managed_fields, None);
@@ -316,7 +323,7 @@ async fn drop_managed_fields_transform_caches_objects_without_them() {
         fixture.metadata.owner_references
     );
     assert_eq!(cached[0].spec, fixture.spec);
-    factory.shutdown().await;
+    within("the factory to shut down", factory.shutdown()).await;
 }
 
 #[tokio::test]
@@ -332,10 +339,10 @@ async fn metadata_informer_caches_metadata_only() {
     let meta = factory.metadata_informer::<ConfigMap>();
     assert_eq!(factory.informer_keys(), ["metadata:v1/ConfigMap"]);
     factory.start().unwrap();
-    factory.wait_for_cache_sync().await;
+    within("the caches to sync", factory.wait_for_cache_sync()).await;
     let cached = meta.indexer().get_by_key("a/big").unwrap();
     assert_eq!(cached.metadata.labels.as_ref().unwrap()["k"], "v");
-    factory.shutdown().await;
+    within("the factory to shut down", factory.shutdown()).await;
 }
 
 /// A server serving the namespaced custom resource `widgets.example.com/v1` (returned), with a
@@ -365,7 +372,7 @@ async fn typed_and_dynamic_informers_sync_and_follow_changes() {
     let namespaces = factory.informer::<Namespace>();
     let dynamic = factory.dynamic_informer(&widgets, true);
     factory.start().unwrap();
-    let synced = factory.wait_for_cache_sync().await;
+    let synced = within("the caches to sync", factory.wait_for_cache_sync()).await;
     assert_eq!(synced.len(), 3);
     assert!(synced.values().all(|s| *s), "{synced:?}");
     assert_eq!(names(&cms), ["first"]);
@@ -400,9 +407,8 @@ async fn typed_and_dynamic_informers_sync_and_follow_changes() {
         .await
         .unwrap();
     let deleted = loop {
-        match tokio::time::timeout(PATIENCE, cm_events.next())
+        match within("the ConfigMap deletion", cm_events.next())
             .await
-            .unwrap()
             .unwrap()
         {
             InformerEvent::Delete(d) => break d,
@@ -411,7 +417,7 @@ async fn typed_and_dynamic_informers_sync_and_follow_changes() {
     };
     assert_eq!(deleted.object().metadata.name.as_deref(), Some("first"));
     assert_eq!(names(&cms), ["second"]);
-    factory.shutdown().await;
+    within("the factory to shut down", factory.shutdown()).await;
 }
 
 /// An API resource the test server does not serve: every list of it fails with 404.
@@ -427,15 +433,14 @@ async fn dropping_the_last_factory_handle_stops_its_informers() {
     let pods = factory.informer::<Pod>();
     let mut events = pods.event_stream().unwrap();
     factory.start().unwrap();
-    factory.wait_for_cache_sync().await;
+    within("the caches to sync", factory.wait_for_cache_sync()).await;
     let clone = factory.clone();
     drop(factory);
     assert!(!pods.is_stopped(), "a clone still holds the factory");
     drop(clone);
     // The event stream ends when its informer stops.
-    while tokio::time::timeout(PATIENCE, events.next())
+    while within("the event stream to end", events.next())
         .await
-        .unwrap()
         .is_some()
     {}
     assert!(pods.is_stopped());
@@ -445,16 +450,19 @@ async fn dropping_the_last_factory_handle_stops_its_informers() {
 async fn wait_for_cache_sync_timeout_reports_the_informers_not_synced() {
     let (_server, client) = server().await;
     let factory = SharedInformerFactory::new(client);
-    let _pods = factory.informer::<Pod>();
+    let pods = factory.informer::<Pod>();
     let _missing = factory.dynamic_informer(&unserved(), true);
     factory.start().unwrap();
+    // The pod informer syncs first (over TCP: no bound on how soon), so the timeout only decides
+    // the informer that never syncs.
+    synced_within(&pods, "the pod informer to sync").await;
     let synced = factory
         .wait_for_cache_sync_timeout(Duration::from_millis(300))
         .await;
     assert_eq!(synced.len(), 2);
     assert!(synced["v1/Pod"]);
     assert!(!synced.iter().any(|(k, s)| k.contains("Missing") && *s));
-    factory.shutdown().await;
+    within("the factory to shut down", factory.shutdown()).await;
 }
 
 #[tokio::test]
@@ -467,7 +475,22 @@ async fn wait_for_cache_sync_until_returns_when_cancelled() {
     cancel.cancel();
     let synced = factory.wait_for_cache_sync_until(&cancel).await;
     assert_eq!(synced.values().collect::<Vec<_>>(), [&false]);
-    factory.shutdown().await;
+    within("the factory to shut down", factory.shutdown()).await;
+}
+
+/// Waits (a bounded time) until `informer` has synced.
+async fn synced_within<K: Resource + Send + Sync + 'static>(
+    informer: &SharedIndexInformer<K>,
+    what: &str,
+) {
+    let never = tokio_util::sync::CancellationToken::new();
+    assert!(
+        within(
+            what,
+            kcache_informer::wait_for_cache_sync(&never, &[informer])
+        )
+        .await
+    );
 }
 
 #[derive(Debug, Default)]
@@ -504,18 +527,14 @@ async fn factory_passes_reflector_metrics_and_the_watch_error_handler_through() 
                 }),
         )
         .build();
-    let _cms = factory.informer::<ConfigMap>();
+    let cms = factory.informer::<ConfigMap>();
     let _missing = factory.dynamic_informer(&unserved(), true);
     factory.start().unwrap();
-    let error = tokio::time::timeout(PATIENCE, errors.recv())
+    let error = within("the watch error of the unserved type", errors.recv())
         .await
-        .unwrap()
         .unwrap();
     assert!(error.contains("Missing"), "{error}");
-    let synced = factory
-        .wait_for_cache_sync_timeout(Duration::from_millis(300))
-        .await;
-    assert!(synced["v1/ConfigMap"]);
+    synced_within(&cms, "the ConfigMap informer to sync").await;
     let cm_pages: Vec<usize> = pages
         .0
         .lock()
@@ -527,5 +546,5 @@ async fn factory_passes_reflector_metrics_and_the_watch_error_handler_through() 
     // growing, ending at every item.
     assert_eq!(cm_pages.last(), Some(&3), "{cm_pages:?}");
     assert!(cm_pages.windows(2).all(|w| w[0] < w[1]), "{cm_pages:?}");
-    factory.shutdown().await;
+    within("the factory to shut down", factory.shutdown()).await;
 }

@@ -5,7 +5,7 @@ use kcache_factory::SharedInformerFactory;
 use prometheus_client::encoding::text::encode;
 use prometheus_client::registry::Registry;
 
-use crate::widgets_server;
+use crate::{widgets_server, within};
 
 #[tokio::test]
 async fn register_metrics_exports_typed_dynamic_and_metadata_informers_with_their_resource() {
@@ -19,7 +19,12 @@ async fn register_metrics_exports_typed_dynamic_and_metadata_informers_with_thei
     let _widgets = factory.dynamic_informer(&widgets, true);
     let secrets = factory.metadata_informer::<Secret>();
     factory.start().unwrap();
-    assert!(factory.wait_for_cache_sync().await.values().all(|s| *s));
+    assert!(
+        within("the caches to sync", factory.wait_for_cache_sync())
+            .await
+            .values()
+            .all(|s| *s)
+    );
 
     let mut text = String::new();
     encode(&mut text, &registry).unwrap();
@@ -40,5 +45,5 @@ async fn register_metrics_exports_typed_dynamic_and_metadata_informers_with_thei
     ] {
         assert!(text.lines().any(|l| l == line), "no `{line}` in\n{text}");
     }
-    factory.shutdown().await;
+    within("the factory to shut down", factory.shutdown()).await;
 }

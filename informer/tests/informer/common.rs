@@ -11,6 +11,7 @@ use kcache_informer::{
 use kcache_reflector::ListerWatcher;
 use kcache_reflector::testing::FakeControllerSource;
 use kcache_store::{MaybeTombstone, meta_namespace_key};
+use kcache_testkit::within;
 use kube_core::Resource;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -139,8 +140,9 @@ impl<K: Resource + Send + Sync> ResourceEventHandler<K> for Recorder {
 /// Receives `n` descriptions.
 pub(crate) async fn recv_n(rx: &mut mpsc::UnboundedReceiver<String>, n: usize) -> Vec<String> {
     let mut out = Vec::with_capacity(n);
-    for _ in 0..n {
-        out.push(rx.recv().await.expect("channel closed"));
+    for i in 0..n {
+        let what = format!("handler notification {} of {n}", i + 1);
+        out.push(within(&what, rx.recv()).await.expect("channel closed"));
     }
     out
 }
@@ -148,8 +150,11 @@ pub(crate) async fn recv_n(rx: &mut mpsc::UnboundedReceiver<String>, n: usize) -
 /// Takes `n` events from a stream, described.
 pub(crate) async fn take_n<K: Resource>(stream: &mut EventStream<K>, n: usize) -> Vec<String> {
     let mut out = Vec::with_capacity(n);
-    for _ in 0..n {
-        out.push(describe(&stream.next().await.expect("stream ended")));
+    for i in 0..n {
+        let what = format!("stream event {} of {n}", i + 1);
+        out.push(describe(
+            &within(&what, stream.next()).await.expect("stream ended"),
+        ));
     }
     out
 }
@@ -182,12 +187,17 @@ impl Running {
     }
 
     pub(crate) async fn wait_synced(&self) {
-        assert!(kcache_informer::wait_for_cache_sync(&self.shutdown, &[&self.informer]).await);
+        let synced = [&self.informer as &dyn kcache_informer::HasSynced];
+        let waiting = kcache_informer::wait_for_cache_sync(&self.shutdown, &synced);
+        assert!(within("the informer to sync", waiting).await);
     }
 
     pub(crate) async fn stop(self) {
         self.shutdown.cancel();
-        self.task.await.unwrap().unwrap();
+        within("the informer to stop", self.task)
+            .await
+            .unwrap()
+            .unwrap();
     }
 }
 
@@ -196,15 +206,4 @@ pub(crate) fn source_with(n: usize) -> Arc<FakeControllerSource<Pod>> {
     let source = Arc::new(FakeControllerSource::new());
     source.add_all((0..n).map(pod));
     source
-}
-
-/// Waits (at most 10 s) until `condition` holds.
-pub(crate) async fn until(what: &str, condition: impl Fn() -> bool) {
-    let waited = tokio::time::timeout(std::time::Duration::from_secs(10), async {
-        while !condition() {
-            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
-        }
-    })
-    .await;
-    assert!(waited.is_ok(), "timed out waiting until {what}");
 }

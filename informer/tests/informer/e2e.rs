@@ -5,7 +5,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use futures::Future;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kcache_apiserver::TestServer;
 use kcache_informer::{
@@ -21,15 +20,7 @@ use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use crate::common::{Cache, Recorder, on_both_caches, take_n};
-
-/// Bounds every wait of these tests (a hang is a failure, not a timing assertion).
-const BOUND: Duration = Duration::from_secs(20);
-
-async fn bounded<T>(what: &str, f: impl Future<Output = T>) -> T {
-    tokio::time::timeout(BOUND, f)
-        .await
-        .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
-}
+use kcache_testkit::{until, within};
 
 fn config_map(name: &str, value: &str) -> ConfigMap {
     let mut cm = ConfigMap::default();
@@ -47,7 +38,7 @@ async fn put(api: &Api<ConfigMap>, name: &str, value: &str) -> ConfigMap {
 }
 
 async fn recv(rx: &mut mpsc::UnboundedReceiver<String>, n: usize) -> Vec<String> {
-    bounded("handler events", crate::common::recv_n(rx, n)).await
+    crate::common::recv_n(rx, n).await
 }
 
 struct Started {
@@ -60,7 +51,7 @@ struct Started {
 impl Started {
     async fn sync(&self) {
         assert!(
-            bounded(
+            within(
                 "informer sync",
                 wait_for_cache_sync(&self.shutdown, &[&self.informer])
             )
@@ -70,7 +61,7 @@ impl Started {
 
     async fn stop(self) {
         self.shutdown.cancel();
-        bounded("informer stop", self.task).await.unwrap().unwrap();
+        within("informer stop", self.task).await.unwrap().unwrap();
         drop(self.server);
     }
 }
@@ -188,19 +179,17 @@ async fn relist_after_compaction_gives_tombstones_and_no_add_for_known_objects(c
     let s = start_informer(server, Arc::clone(&gated), cache);
     let mut events = s.informer.event_stream().unwrap();
     s.sync().await;
-    bounded("initial adds", take_n(&mut events, 3)).await;
+    within("initial adds", take_n(&mut events, 3)).await;
 
     // Once the informer's watch is established, end every watch; the informer's next watch waits at the gate while two changes happen
     // and the history is compacted, so it can only catch up by relisting.
-    bounded("the first watch", async {
-        while gated.established.load(Ordering::SeqCst) == 0 {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+    until("the first watch", || {
+        gated.established.load(Ordering::SeqCst) > 0
     })
     .await;
     gated.closed.store(true, Ordering::SeqCst);
     s.server.end_all_watches();
-    bounded("the re-watch", gated.waiting.notified()).await;
+    within("the re-watch", gated.waiting.notified()).await;
     put(&api, "changed", "2").await;
     api.delete("deleted", &DeleteParams::default())
         .await
@@ -210,7 +199,7 @@ async fn relist_after_compaction_gives_tombstones_and_no_add_for_known_objects(c
     gated.closed.store(false, Ordering::SeqCst);
     gated.opened.notify_waiters();
 
-    let got = bounded("relist events", take_n(&mut events, 2)).await;
+    let got = within("relist events", take_n(&mut events, 2)).await;
     let got = cache.deletion_first(QueueMode::default(), got);
     assert_eq!(got[0], format!("delete-tombstone {}", key("deleted")));
     assert!(
@@ -226,7 +215,7 @@ async fn relist_after_compaction_gives_tombstones_and_no_add_for_known_objects(c
         .await
         .unwrap();
     assert_eq!(
-        bounded("live add", take_n(&mut events, 1)).await,
+        within("live add", take_n(&mut events, 1)).await,
         vec![format!("add {} false", key("new"))]
     );
     s.stop().await;
@@ -292,7 +281,7 @@ async fn paginated_list_syncs_at_the_first_pages_resource_version_end_to_end(cac
     // the object created between pages as an initial add if it was already applied.
     let mut events = informer.event_stream().unwrap();
     let started = run_informer(server, informer);
-    let got = bounded(
+    let got = within(
         "the listed config maps, then the one created between pages",
         take_n(&mut events, 3),
     )
@@ -329,7 +318,7 @@ async fn late_handler_gets_the_replay_then_live_events(cache: Cache) {
         ]
     );
     assert!(
-        bounded(
+        within(
             "handler sync",
             wait_for_cache_sync(&s.shutdown, &[&registration])
         )
@@ -388,7 +377,7 @@ async fn object_cache_follows_a_config_map_until_immutable() {
         ))) as Arc<dyn ListerWatcher<ConfigMap>>
     })
     .immutable_when(|cm: &ConfigMap| cm.immutable == Some(true))
-    .sync_timeout(BOUND);
+    .sync_timeout(kcache_testkit::PATIENCE);
 
     assert!(matches!(
         cache.get("default", "settings").await,
@@ -407,7 +396,7 @@ async fn object_cache_follows_a_config_map_until_immutable() {
 
     // Follows changes.
     put(&api, "settings", "2").await;
-    bounded("the cache to follow", async {
+    within("the cache to follow", async {
         while value(&cache.get("default", "settings").await.unwrap()) != "2" {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
@@ -422,7 +411,7 @@ async fn object_cache_follows_a_config_map_until_immutable() {
     api.replace("settings", &PostParams::default(), &cm)
         .await
         .unwrap();
-    bounded("the immutable state", async {
+    within("the immutable state", async {
         while value(&cache.get("default", "settings").await.unwrap()) != "3" {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
@@ -437,7 +426,7 @@ async fn object_cache_follows_a_config_map_until_immutable() {
     cache.delete_reference("default", "settings", "pod-2");
     cache.delete_reference("default", "missing", "pod-1");
     assert!(cache.is_empty());
-    bounded("object cache shutdown", cache.shutdown()).await;
+    within("object cache shutdown", cache.shutdown()).await;
     drop(server);
 }
 

@@ -9,6 +9,7 @@ use kcache_reflector::WatchEvent;
 use kcache_store::Store;
 
 use crate::common::{Cache, Recorder, Running, key, on_both_caches, pod, recv_n, source_with};
+use kcache_testkit::within;
 
 async fn nameless_and_undecodable_watch_events_reach_neither_cache_nor_handlers(cache: Cache) {
     let source = source_with(2);
@@ -19,7 +20,7 @@ async fn nameless_and_undecodable_watch_events_reach_neither_cache_nor_handlers(
     running.wait_synced().await;
     recv_n(&mut rx, 2).await;
     // The list, then the watch the events go to.
-    source.wait_for_calls(2).await;
+    within("2 calls to the source", source.wait_for_calls(2)).await;
     source.send_event(|| WatchEvent::Added(Arc::new(Pod::default())));
     source.send_event(|| WatchEvent::Modified(Arc::new(Pod::default())));
     source.send_malformed_event();

@@ -3,7 +3,6 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
 
 use futures::FutureExt;
 use k8s_openapi::api::core::v1::Pod;
@@ -14,6 +13,7 @@ use kcache_store::Store;
 use tokio::sync::Semaphore;
 
 use crate::common::{Cache, Running, key, pod, sorted, source_with, take_n};
+use kcache_testkit::within;
 
 /// The fake source, whose list call number `gate_at` (from 0) waits for a permit of `gate`.
 struct Gated {
@@ -49,14 +49,6 @@ fn paged_informer(lister_watcher: impl ListerWatcher<Pod>) -> SharedIndexInforme
         .build()
 }
 
-/// Fails the test instead of hanging if the events never come (time is paused: the timeout
-/// fires only once every task is idle).
-async fn within<T>(what: impl Future<Output = T>) -> T {
-    tokio::time::timeout(Duration::from_secs(3600), what)
-        .await
-        .expect("every task went idle before the events came")
-}
-
 #[tokio::test(start_paused = true)]
 async fn a_compact_informer_hands_out_the_first_pages_before_the_list_ends_and_syncs_after_the_last()
  {
@@ -71,7 +63,7 @@ async fn a_compact_informer_hands_out_the_first_pages_before_the_list_ends_and_s
     let mut events = informer.event_stream().unwrap();
     let running = Running::start(Arc::clone(&source), informer.clone());
     // The third page is held back: the first two are applied and notified meanwhile.
-    let first = within(take_n(&mut events, 4)).await;
+    let first = within("the first four events", take_n(&mut events, 4)).await;
     assert_eq!(
         sorted(first),
         (0..4)
@@ -83,7 +75,7 @@ async fn a_compact_informer_hands_out_the_first_pages_before_the_list_ends_and_s
     gate.add_permits(1);
     running.wait_synced().await;
     assert_eq!(
-        within(take_n(&mut events, 1)).await,
+        within("the fifth event", take_n(&mut events, 1)).await,
         vec![format!("add {} true", key(4))]
     );
     assert_eq!(informer.indexer().len(), 5);
@@ -120,7 +112,7 @@ async fn a_relist_in_pages_notifies_changes_then_deletes_the_keys_not_listed() {
     let mut events = informer.event_stream().unwrap();
     let running = Running::start(Arc::clone(&source), informer.clone());
     running.wait_synced().await;
-    within(take_n(&mut events, 5)).await;
+    within("the five events of the list", take_n(&mut events, 5)).await;
 
     // The watch is down while pods change, and the history is gone: a relist finds them.
     source.end_all_watches();
@@ -133,7 +125,7 @@ async fn a_relist_in_pages_notifies_changes_then_deletes_the_keys_not_listed() {
 
     // Unchanged objects reach nobody (no resync due); the vanished one is a tombstone at the end.
     assert_eq!(
-        within(take_n(&mut events, 3)).await,
+        within("the three events of the relist", take_n(&mut events, 3)).await,
         vec![
             format!("update {} 4->6", key(3)),
             format!("add {} false", key(5)),

@@ -9,7 +9,8 @@ use k8s_openapi::api::core::v1::Pod;
 use kcache_informer::{ResourceEventHandlerFuncs, wait_for_cache_sync};
 use parking_lot::Mutex;
 
-use crate::common::{Cache, Recorder, Running, on_both_caches, pod, recv_n, source_with, until};
+use crate::common::{Cache, Recorder, Running, on_both_caches, pod, recv_n, source_with};
+use kcache_testkit::until;
 
 /// A handler whose every add blocks until the test lets it through; counts calls.
 fn gated_handler() -> (

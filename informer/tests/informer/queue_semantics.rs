@@ -15,7 +15,8 @@ use kcache_reflector::{ListPage, ListWatch, WatchEvent, WatchStream, status};
 use kcache_store::{Indexer, MaybeTombstone, Store};
 use tokio_util::sync::CancellationToken;
 
-use crate::common::{pod, source_with, until};
+use crate::common::{pod, source_with};
+use kcache_testkit::until;
 
 fn rv(p: &Pod) -> String {
     p.metadata.resource_version.clone().unwrap_or_default()

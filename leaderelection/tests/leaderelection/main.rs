@@ -9,6 +9,7 @@ use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use k8s_openapi::jiff::Timestamp;
 use kcache_leaderelection::{ConfigError, LeaderElectionConfig, LeaderElector};
+use kcache_testkit::within;
 use kube_client::Api;
 use kube_client::api::PostParams;
 use support::{
@@ -106,9 +107,9 @@ async fn a_dead_holders_lease_is_taken_only_after_it_expires() {
     let mut history = History::watch(&s.server);
     let (_b, mut seen) = campaign(&s.server, &["b"]);
 
-    let observed = tokio::time::timeout(support::PATIENCE, seen.recv()).await;
+    let observed = within("the first observation", seen.recv()).await;
     assert!(
-        matches!(observed.ok().flatten(), Some(Seen::Observed(_, holder)) if holder == "dead"),
+        matches!(observed, Some(Seen::Observed(_, holder)) if holder == "dead"),
         "the dead holder is reported first"
     );
     assert_eq!(next_leader(&mut seen).await, "b");

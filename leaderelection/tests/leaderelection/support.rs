@@ -9,6 +9,7 @@ use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::coordination::v1::Lease;
 use kcache_apiserver::TestServer;
 use kcache_leaderelection::{LeaderElectionConfig, LeaderElector, LeaderEvent, Record};
+use kcache_testkit::within;
 use kube_client::api::WatchParams;
 use kube_client::core::WatchEvent;
 use kube_client::{Api, Client};
@@ -27,9 +28,6 @@ pub(crate) fn config() -> LeaderElectionConfig {
         Duration::from_millis(250),
     )
 }
-
-/// A safety net for every wait: far above any expected hand-over.
-pub(crate) const PATIENCE: Duration = Duration::from_secs(60);
 
 /// The storage a test server runs on.
 #[derive(Debug, Clone, Copy)]
@@ -111,8 +109,10 @@ impl Switch {
     pub(crate) async fn requests_made(&self, n: u64) {
         let mut seen = self.requests.subscribe();
         let target = *seen.borrow() + n;
-        let waited = tokio::time::timeout(PATIENCE, seen.wait_for(|made| *made >= target)).await;
-        assert!(waited.is_ok(), "no {n} requests made in time");
+        let what = format!("{n} requests to be made");
+        within(&what, seen.wait_for(|made| *made >= target))
+            .await
+            .unwrap();
     }
 }
 
@@ -202,11 +202,10 @@ fn candidate(
 /// The next start or stop of leadership (observations skipped).
 pub(crate) async fn next_transition(seen: &mut mpsc::UnboundedReceiver<Seen>) -> Seen {
     loop {
-        let next = tokio::time::timeout(PATIENCE, seen.recv()).await;
-        match next.ok().flatten() {
+        match within("the next start or stop of leadership", seen.recv()).await {
             Some(Seen::Observed(..)) => {}
             Some(transition) => return transition,
-            None => panic!("no transition in time"),
+            None => panic!("the campaign ended before a transition"),
         }
     }
 }
@@ -252,8 +251,9 @@ impl History {
         let lease = self.api.get(LEASE).await.unwrap();
         let rv = lease.metadata.resource_version.unwrap_or_default();
         let caught_up = self.versions.wait_for(|v| v.iter().any(|(r, _)| *r == rv));
-        let versions = tokio::time::timeout(PATIENCE, caught_up).await;
-        let versions = versions.expect("watch caught up").unwrap();
+        let versions = within("the Lease watch to catch up", caught_up)
+            .await
+            .unwrap();
         versions.iter().map(|(_, record)| record.clone()).collect()
     }
 }

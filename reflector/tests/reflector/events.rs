@@ -9,6 +9,7 @@ use kcache_reflector::{Bookmark, Reflector, ReflectorConfig, WatchEvent};
 use kcache_store::{Indexer, Store};
 
 use crate::support::*;
+use kcache_testkit::within;
 
 #[tokio::test(start_paused = true)]
 async fn events_applied_to_store_in_order() {
@@ -113,7 +114,7 @@ async fn resync_calls_store_resync_when_should_resync() {
             }),
     ));
     let running = run(&reflector);
-    source.wait_for_calls(2).await;
+    within("2 calls to the source", source.wait_for_calls(2)).await;
     tokio::time::sleep(Duration::from_secs(30 * 4 + 1)).await;
     assert_eq!(*ticks.lock(), 4);
     assert_eq!(
@@ -135,7 +136,7 @@ async fn last_sync_resource_version_readable_while_running() {
     ));
     assert_eq!(reflector.last_sync_resource_version(), "");
     let running = run(&reflector);
-    source.wait_for_calls(2).await;
+    within("2 calls to the source", source.wait_for_calls(2)).await;
     assert_eq!(reflector.last_sync_resource_version(), "0");
     let mut stream = futures::stream::iter(0..3);
     while let Some(i) = stream.next().await {
@@ -185,7 +186,7 @@ async fn metrics_hooks_see_lists_watches_events_and_skips() {
             .metrics(Arc::clone(&metrics) as _),
     ));
     let running = run(&reflector);
-    source.wait_for_calls(2).await;
+    within("2 calls to the source", source.wait_for_calls(2)).await;
     source.send_event(|| WatchEvent::Added(Arc::new(k8s_openapi::api::core::v1::Pod::default())));
     source.add(pod("b", ""));
     store.wait_for("rv 2").await;

@@ -9,6 +9,7 @@ use kcache_reflector::{
 use kcache_store::Indexer;
 
 use crate::support::*;
+use kcache_testkit::within;
 
 #[tokio::test(start_paused = true)]
 async fn list_rv_0_limit_500_then_watch_at_list_rv() {
@@ -23,7 +24,7 @@ async fn list_rv_0_limit_500_then_watch_at_list_rv() {
         ReflectorConfig::default(),
     ));
     let running = run(&reflector);
-    source.wait_for_calls(2).await;
+    within("2 calls to the source", source.wait_for_calls(2)).await;
     let calls = source.calls();
     assert_eq!(
         calls[0],
@@ -314,7 +315,7 @@ async fn list_errors_reach_the_error_handler_and_retry_after_backoff() {
         }),
     ));
     let running = run(&reflector);
-    source.wait_for_calls(3).await;
+    within("3 calls to the source", source.wait_for_calls(3)).await;
     assert_eq!(errors.lock().len(), 1);
     let (error, cause) = errors.lock()[0].clone();
     assert!(error.ends_with("failed to list"), "{error}");
@@ -399,7 +400,7 @@ async fn a_store_taking_pages_is_given_each_page_once_ready_then_the_lists_resou
     ));
     let running = run(&reflector);
     // Three list pages, then the watch.
-    source.wait_for_calls(4).await;
+    within("4 calls to the source", source.wait_for_calls(4)).await;
     assert_eq!(
         *store.ops.lock(),
         [

@@ -11,6 +11,7 @@ use kcache_reflector::{
     ReflectorStore, WatchEvent, WatchStream,
 };
 use kcache_store::{Indexer, Store, StoreError};
+use kcache_testkit::within;
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
@@ -98,13 +99,16 @@ impl RecordingStore {
 
     /// Waits until an operation equal to `op` has been recorded.
     pub(crate) async fn wait_for(&self, op: &str) {
-        loop {
-            let notified = self.changed.notified();
-            if self.ops.lock().iter().any(|o| o == op) {
-                return;
+        let recorded = async {
+            loop {
+                let notified = self.changed.notified();
+                if self.ops.lock().iter().any(|o| o == op) {
+                    return;
+                }
+                notified.await;
             }
-            notified.await;
-        }
+        };
+        within(&format!("the store operation {op:?}"), recorded).await;
     }
 }
 
@@ -187,7 +191,12 @@ pub(crate) fn scripted(
 pub(crate) async fn next_calls(rx: &mut mpsc::UnboundedReceiver<Call>, n: usize) -> Vec<Call> {
     let mut out = Vec::with_capacity(n);
     for _ in 0..n {
-        out.push(rx.next().await.expect("lister-watcher dropped"));
+        let what = format!("lister-watcher call {} of {n}", out.len() + 1);
+        out.push(
+            within(&what, rx.next())
+                .await
+                .expect("lister-watcher dropped"),
+        );
     }
     out
 }
@@ -210,7 +219,7 @@ pub(crate) struct Running {
 impl Running {
     pub(crate) async fn stop(self) {
         self.shutdown.cancel();
-        self.task.await.unwrap();
+        within("the reflector to stop", self.task).await.unwrap();
     }
 }
 
@@ -259,6 +268,6 @@ pub(crate) async fn watching(
         ReflectorConfig::default(),
     ));
     let running = run(&reflector);
-    source.wait_for_calls(2).await;
+    within("the list and the watch", source.wait_for_calls(2)).await;
     (store, reflector, running)
 }

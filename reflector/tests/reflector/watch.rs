@@ -12,6 +12,7 @@ use kcache_store::{Indexer, Store};
 use tokio::time::Instant;
 
 use crate::support::*;
+use kcache_testkit::{within, within_for};
 
 fn kinds(calls: &[Call]) -> String {
     calls
@@ -30,7 +31,10 @@ async fn watch_timeout_in_300_600_seconds() {
     ));
     let running = run(&reflector);
     // The fake ends each watch at its timeout; the reflector re-watches each time.
-    source.wait_for_calls(31).await;
+    for n in 1..=31 {
+        let what = format!("call {n} to the source (each watch ends within 600 s)");
+        within_for(Duration::from_secs(600), &what, source.wait_for_calls(n)).await;
+    }
     let watches = source.watch_calls();
     assert!(watches.len() >= 30);
     for w in &watches {
@@ -58,7 +62,7 @@ async fn normal_close_rewatches_at_once_from_last_rv() {
     store.wait_for("update a 3").await;
     let closed_at = Instant::now();
     source.end_all_watches();
-    source.wait_for_calls(3).await;
+    within("3 calls to the source", source.wait_for_calls(3)).await;
     assert_eq!(Instant::now(), closed_at, "no backoff after a normal close");
     let calls = source.calls();
     assert_eq!(kinds(&calls), "LWW");
@@ -207,10 +211,10 @@ async fn expired_watch_relists_from_last_rv() {
         ReflectorConfig::default(),
     ));
     let running = run(&reflector);
-    source.wait_for_calls(2).await;
+    within("2 calls to the source", source.wait_for_calls(2)).await;
     source.add(pod("b", ""));
     source.send_error(status::expired("too old resource version: 1 (2)"));
-    source.wait_for_calls(4).await;
+    within("4 calls to the source", source.wait_for_calls(4)).await;
     let calls = source.calls();
     assert_eq!(kinds(&calls), "LWLW");
     assert_eq!(
@@ -232,7 +236,7 @@ async fn watch_from_a_compacted_rv_gets_expired_and_relists() {
         ReflectorConfig::default(),
     ));
     let running = run(&reflector);
-    source.wait_for_calls(2).await;
+    within("2 calls to the source", source.wait_for_calls(2)).await;
     source.set_honour_timeouts(false);
     // Older than a second, so that its end is not a "very short watch".
     tokio::time::advance(Duration::from_secs(2)).await;
@@ -241,7 +245,7 @@ async fn watch_from_a_compacted_rv_gets_expired_and_relists() {
     for i in 0..3 {
         source.add(pod(&format!("x{i}"), ""));
     }
-    source.wait_for_calls(5).await;
+    within("5 calls to the source", source.wait_for_calls(5)).await;
     let calls = source.calls();
     assert_eq!(kinds(&calls[..5]), "LWWLW");
     assert_eq!(store.len(), 4);
@@ -283,9 +287,9 @@ async fn malformed_event_relists() {
         ReflectorConfig::default(),
     ));
     let running = run(&reflector);
-    source.wait_for_calls(2).await;
+    within("2 calls to the source", source.wait_for_calls(2)).await;
     source.send_malformed_event();
-    source.wait_for_calls(4).await;
+    within("4 calls to the source", source.wait_for_calls(4)).await;
     assert_eq!(kinds(&source.calls()), "LWLW");
     assert_eq!(store.len(), 1);
     running.stop().await;
@@ -313,7 +317,7 @@ async fn watch_open_error_reaches_the_handler_then_relists() {
         }),
     ));
     let running = run(&reflector);
-    source.wait_for_calls(4).await;
+    within("4 calls to the source", source.wait_for_calls(4)).await;
     assert_eq!(kinds(&source.calls()), "LWLW");
     assert_eq!(*errors.lock(), [true]);
     running.stop().await;

@@ -13,6 +13,7 @@ use kcache_reflector::{
 use kcache_store::{Indexer, Store};
 
 use crate::support::*;
+use kcache_testkit::within;
 
 type Streaming = (
     Arc<RecordingStore>,
@@ -212,7 +213,7 @@ async fn watch_list_unsupported_falls_back_to_list_and_watch() {
         ReflectorConfig::default().use_watch_list(true),
     ));
     let running = run(&reflector);
-    source.wait_for_calls(3).await;
+    within("3 calls to the source", source.wait_for_calls(3)).await;
     let calls = source.calls();
     assert_eq!(opts(&calls[0]).send_initial_events, Some(true));
     assert!(is_list(&calls[1]));
