@@ -1,0 +1,220 @@
+//! The `eviction` subresource of pods (`pkg/registry/core/pod/storage/eviction.go`): an
+//! `Eviction` deletes a pod unless its PodDisruptionBudget allows no disruption, and counts
+//! the disruption in the budget's status.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use kube_core::{Resource, Selector, SelectorExt};
+use serde_json::{Value, json};
+
+use super::delete::{DeleteRequest, delete};
+use super::{Target, guaranteed_update, now};
+use crate::deletion::{DeleteOptions, Propagation};
+use crate::error::ApiError;
+use crate::object::Object;
+use crate::storage::{ListRequest, Preconditions, UpdateFn};
+
+const BUDGET_VIOLATED: &str = "Cannot evict pod as it would violate the pod's disruption budget.";
+
+/// POST of an `Eviction` to `pods/{name}/eviction`: the pod is deleted with the eviction's
+/// `deleteOptions` when it may be disrupted. Answers a `Status` Success.
+pub(crate) async fn evict(
+    target: &Target<'_>,
+    name: &str,
+    eviction: &Value,
+) -> Result<Value, ApiError> {
+    super::check_body_name(eviction, name, "Eviction")?;
+    let pod = target
+        .get(name)
+        .await?
+        .ok_or_else(|| target.not_found(name))?;
+    if !can_ignore_budget(&pod) {
+        let budgets = budgets_of(target, &pod).await?;
+        match budgets.as_slice() {
+            [] => {}
+            [budget] => check_and_decrement(target, budget, &pod, name).await?,
+            _ => {
+                const MANY: &str = "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.";
+                return Err(
+                    ApiError::internal(format!("Internal error occurred: {MANY}"))
+                        .with_details(json!({"causes": [{"message": MANY}]})),
+                );
+            }
+        }
+    }
+    let request = delete_request(eviction.get("deleteOptions").unwrap_or(&Value::Null))?;
+    delete(target, name, request).await?;
+    Ok(super::created_status())
+}
+
+/// `canIgnorePDB`: a pod that has finished, has not started (`Pending`) or is being deleted
+/// disrupts nothing.
+fn can_ignore_budget(pod: &Object) -> bool {
+    let phase = pod.field("status.phase").unwrap_or_default();
+    matches!(&*phase, "Succeeded" | "Failed" | "Pending") || pod.meta().deletion_timestamp.is_some()
+}
+
+/// Whether the pod's `Ready` condition is True (`IsPodReady`).
+fn is_ready(pod: &Object) -> bool {
+    pod.data()
+        .get("status")
+        .and_then(|s| s.get("conditions"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .any(|c| c["type"] == "Ready" && c["status"] == "True")
+}
+
+/// The PodDisruptionBudgets of the pod's namespace whose selector selects it (a missing or
+/// empty selector selects nothing here, as in eviction.go).
+async fn budgets_of(target: &Target<'_>, pod: &Object) -> Result<Vec<Arc<Object>>, ApiError> {
+    let Some(def) = target.shared.find("policy", "v1", "poddisruptionbudgets") else {
+        return Ok(Vec::new());
+    };
+    let namespace = pod.meta().namespace.clone().unwrap_or_default();
+    let prefix = def.storage_key(Some(&namespace), "");
+    let listed = target
+        .shared
+        .storage
+        .list(ListRequest {
+            prefix,
+            revision: None,
+            start_key: None,
+            limit: None,
+        })
+        .await
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    let labels = pod.meta().labels.clone().unwrap_or_default();
+    Ok(listed
+        .items
+        .into_iter()
+        .filter(|b| selects(b, &labels))
+        .collect())
+}
+
+fn selects(budget: &Object, labels: &BTreeMap<String, String>) -> bool {
+    let selector = budget
+        .data()
+        .get("spec")
+        .and_then(|s| s.get("selector"))
+        .cloned()
+        .and_then(|s| serde_json::from_value::<LabelSelector>(s).ok());
+    let Some(selector) = selector.and_then(|s| Selector::try_from(s).ok()) else {
+        return false;
+    };
+    !selector.selects_all() && selector.matches(labels)
+}
+
+/// 429 TooManyRequests with the budget's cause.
+fn too_many_requests(cause: String) -> ApiError {
+    ApiError::new(429, "TooManyRequests", BUDGET_VIOLATED).with_details(json!({
+        "causes": [{"reason": "DisruptionBudget", "message": cause}]
+    }))
+}
+
+/// `checkAndDecrement` (after the unhealthy-pod rules): refuses the eviction when the budget
+/// allows no disruption (or has not been observed since its last change), else takes one
+/// disruption from `status.disruptionsAllowed` and records the pod in `disruptedPods`, in
+/// one storage update of the budget.
+async fn check_and_decrement(
+    target: &Target<'_>,
+    budget: &Object,
+    pod: &Object,
+    pod_name: &str,
+) -> Result<(), ApiError> {
+    let Some(def) = target.shared.find("policy", "v1", "poddisruptionbudgets") else {
+        return Ok(());
+    };
+    let status_of = |b: &Object, field: &str| {
+        b.data()
+            .get("status")
+            .and_then(|s| s.get(field))
+            .and_then(Value::as_i64)
+            .unwrap_or(0)
+    };
+    if !is_ready(pod) {
+        let policy = budget.field("spec.unhealthyPodEvictionPolicy");
+        let healthy = status_of(budget, "currentHealthy");
+        let desired = status_of(budget, "desiredHealthy");
+        if policy.as_deref() == Some("AlwaysAllow") || (desired > 0 && healthy >= desired) {
+            return Ok(());
+        }
+    }
+    let budget_name = budget.meta().name.clone().unwrap_or_default();
+    let pod_name = pod_name.to_owned();
+    let pdb_def = Arc::clone(&def);
+    let f: UpdateFn = Box::new(move |cur| {
+        let cur = cur.ok_or_else(|| super::not_found(&pdb_def, &budget_name))?;
+        let generation = cur.meta().generation.unwrap_or(0);
+        if status_of(cur, "observedGeneration") < generation {
+            return Err(too_many_requests(format!(
+                "The disruption budget {budget_name} is still being processed by the server."
+            )));
+        }
+        let allowed = status_of(cur, "disruptionsAllowed");
+        if allowed < 0 {
+            // NewForbidden on `poddisruptionbudget.policy`.
+            return Err(ApiError::new(
+                403,
+                "Forbidden",
+                format!("poddisruptionbudget.policy \"{budget_name}\" is forbidden: pdb disruptions allowed is negative"),
+            )
+            .with_details(json!({"name": budget_name, "group": "policy", "kind": "poddisruptionbudget"})));
+        }
+        if allowed == 0 {
+            return Err(too_many_requests(format!(
+                "The disruption budget {budget_name} needs {} healthy pods and has {} currently",
+                status_of(cur, "desiredHealthy"),
+                status_of(cur, "currentHealthy")
+            )));
+        }
+        let mut value = cur.to_value();
+        let time = serde_json::to_value(now()).unwrap_or_default();
+        let status = &mut value["status"];
+        status["disruptionsAllowed"] = json!(allowed - 1);
+        if !status["disruptedPods"].is_object() {
+            status["disruptedPods"] = json!({});
+        }
+        status["disruptedPods"][&pod_name] = time;
+        Object::from_value(value)
+            .map_err(|e| ApiError::internal(format!("budget {budget_name}: {e}")))
+    });
+    let pdb_target = Target {
+        shared: target.shared,
+        def: &def,
+        namespace: budget.meta().namespace.as_deref(),
+        dry_run: target.dry_run,
+    };
+    let name = budget.meta().name.clone().unwrap_or_default();
+    guaranteed_update(&pdb_target, &name, f).await?;
+    Ok(())
+}
+
+/// The delete an eviction's `deleteOptions` ask for.
+fn delete_request(options: &Value) -> Result<DeleteRequest, ApiError> {
+    let pre = options.get("preconditions").unwrap_or(&Value::Null);
+    let resource_version = match pre.get("resourceVersion").and_then(Value::as_str) {
+        Some(rv) if !rv.is_empty() => Some(
+            crate::resource_version::parse(rv)
+                .map_err(|_| ApiError::bad_request(format!("invalid resourceVersion {rv:?}")))?,
+        ),
+        _ => None,
+    };
+    let propagation = options
+        .get("propagationPolicy")
+        .and_then(Value::as_str)
+        .and_then(Propagation::parse);
+    Ok(DeleteRequest {
+        preconditions: Preconditions {
+            resource_version,
+            uid: pre.get("uid").and_then(Value::as_str).map(str::to_owned),
+        },
+        options: DeleteOptions {
+            propagation,
+            orphan_dependents: options.get("orphanDependents").and_then(Value::as_bool),
+            grace_period_seconds: options.get("gracePeriodSeconds").and_then(Value::as_i64),
+        },
+    })
+}
