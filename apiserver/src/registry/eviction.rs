@@ -30,30 +30,59 @@ pub(crate) async fn evict(
         .get(name)
         .await?
         .ok_or_else(|| target.not_found(name))?;
+    let mut request = delete_request(eviction.get("deleteOptions").unwrap_or(&Value::Null))?;
+    let rv_given = request.preconditions.resource_version.is_some();
+    let mut budget_name = None;
     if !can_ignore_budget(&pod) {
         let budgets = budgets_of(target, &pod).await?;
         match budgets.as_slice() {
             [] => {}
-            [budget] => check_and_decrement(target, budget, &pod, name).await?,
+            [budget] => {
+                check_and_decrement(target, budget, &pod, name).await?;
+                budget_name = budget.meta().name.clone();
+            }
+            // Answered as a Status with code 500, not an error status (no reason).
             _ => {
-                const MANY: &str = "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.";
-                return Err(
-                    ApiError::internal(format!("Internal error occurred: {MANY}"))
-                        .with_details(json!({"causes": [{"message": MANY}]})),
-                );
+                return Err(ApiError::unconverted(
+                    "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.",
+                ));
             }
         }
     }
-    let request = delete_request(eviction.get("deleteOptions").unwrap_or(&Value::Null))?;
-    delete(target, name, request).await?;
-    Ok(super::created_status())
+    // A pod that may still become ready is deleted only at the version the decision read,
+    // so that no other disruption races the eviction.
+    let enforce =
+        !matches!(&*phase(&pod), "Succeeded" | "Failed") && pod.meta().deletion_timestamp.is_none();
+    if enforce && !rv_given {
+        request.preconditions.resource_version = Some(pod.resource_version_u64());
+    }
+    match delete(target, name, request).await {
+        Err(e) if e.code == 409 && enforce && !rv_given => {
+            Err(still_processed(budget_name.as_deref().unwrap_or_default()))
+        }
+        Err(e) => Err(e),
+        Ok(_) => Ok(super::created_status()),
+    }
+}
+
+fn phase(pod: &Object) -> std::borrow::Cow<'_, str> {
+    pod.field("status.phase").unwrap_or_default()
+}
+
+/// `createTooManyRequestsError`: 429, retry after 10 s.
+fn still_processed(budget: &str) -> ApiError {
+    let cause = format!("The disruption budget {budget} is still being processed by the server.");
+    ApiError::new(429, "TooManyRequests", BUDGET_VIOLATED).with_details(json!({
+        "causes": [{"reason": "DisruptionBudget", "message": cause}],
+        "retryAfterSeconds": 10
+    }))
 }
 
 /// `canIgnorePDB`: a pod that has finished, has not started (`Pending`) or is being deleted
 /// disrupts nothing.
 fn can_ignore_budget(pod: &Object) -> bool {
-    let phase = pod.field("status.phase").unwrap_or_default();
-    matches!(&*phase, "Succeeded" | "Failed" | "Pending") || pod.meta().deletion_timestamp.is_some()
+    matches!(&*phase(pod), "Succeeded" | "Failed" | "Pending")
+        || pod.meta().deletion_timestamp.is_some()
 }
 
 /// Whether the pod's `Ready` condition is True (`IsPodReady`).
@@ -149,9 +178,7 @@ async fn check_and_decrement(
         let cur = cur.ok_or_else(|| super::not_found(&pdb_def, &budget_name))?;
         let generation = cur.meta().generation.unwrap_or(0);
         if status_of(cur, "observedGeneration") < generation {
-            return Err(too_many_requests(format!(
-                "The disruption budget {budget_name} is still being processed by the server."
-            )));
+            return Err(still_processed(&budget_name));
         }
         let allowed = status_of(cur, "disruptionsAllowed");
         if allowed < 0 {
@@ -177,7 +204,10 @@ async fn check_and_decrement(
         if !status["disruptedPods"].is_object() {
             status["disruptedPods"] = json!({});
         }
-        status["disruptedPods"][&pod_name] = time;
+        status["disruptedPods"][&pod_name] = time.clone();
+        if allowed == 1 {
+            insufficient_pods(status, time);
+        }
         Object::from_value(value)
             .map_err(|e| ApiError::internal(format!("budget {budget_name}: {e}")))
     });
@@ -190,6 +220,36 @@ async fn check_and_decrement(
     let name = budget.meta().name.clone().unwrap_or_default();
     guaranteed_update(&pdb_target, &name, f).await?;
     Ok(())
+}
+
+/// `UpdateDisruptionAllowedCondition` once no disruption is left: the `DisruptionAllowed`
+/// condition False for `InsufficientPods` (`SetStatusCondition`: the transition time changes
+/// with the status only).
+fn insufficient_pods(status: &mut Value, time: Value) {
+    let observed = status["observedGeneration"].clone();
+    if !status["conditions"].is_array() {
+        status["conditions"] = json!([]);
+    }
+    let Some(conditions) = status["conditions"].as_array_mut() else {
+        return;
+    };
+    let condition = match conditions
+        .iter_mut()
+        .position(|c| c["type"] == "DisruptionAllowed")
+    {
+        Some(i) => &mut conditions[i],
+        None => {
+            conditions.push(json!({"type": "DisruptionAllowed", "message": ""}));
+            let last = conditions.len() - 1;
+            &mut conditions[last]
+        }
+    };
+    if condition["status"] != "False" {
+        condition["status"] = json!("False");
+        condition["lastTransitionTime"] = time;
+    }
+    condition["reason"] = json!("InsufficientPods");
+    condition["observedGeneration"] = observed;
 }
 
 /// The delete an eviction's `deleteOptions` ask for.

@@ -89,17 +89,23 @@ async fn running(c: &kube_client::Client, name: &str) {
     create_pod(c, PODS, &p).await;
 }
 
-/// A budget selecting `app: web` whose status allows `allowed` disruptions.
+/// A budget `name` selecting `app: web` whose status allows `allowed` disruptions, observed
+/// at its generation.
 async fn budget(c: &kube_client::Client, allowed: i64) {
-    let pdb = json!({"metadata": {"name": "web"},
+    named_budget(c, "web", allowed, 0).await;
+}
+
+/// [`budget`] named `name`, its observed generation `behind` its generation.
+async fn named_budget(c: &kube_client::Client, name: &str, allowed: i64, behind: i64) {
+    let pdb = json!({"metadata": {"name": name},
                      "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}}});
     let (code, created) = post(c, PDBS, &pdb).await;
     assert_eq!(code, 201, "{created}");
     let mut with_status = created.clone();
     with_status["status"] = json!({"disruptionsAllowed": allowed, "currentHealthy": 2,
                                    "desiredHealthy": 1, "expectedPods": 2,
-                                   "observedGeneration": created["metadata"]["generation"]});
-    let (code, stored) = put(c, &format!("{PDBS}/web/status"), &with_status).await;
+                                   "observedGeneration": created["metadata"]["generation"].as_i64().unwrap() - behind});
+    let (code, stored) = put(c, &format!("{PDBS}/{name}/status"), &with_status).await;
     assert_eq!(code, 200, "{stored}");
 }
 
@@ -117,6 +123,20 @@ async fn an_eviction_honours_the_pod_disruption_budget() {
     let (_, pdb) = get(&c, &format!("{PDBS}/web")).await;
     assert_eq!(pdb["status"]["disruptionsAllowed"], 0);
     assert!(pdb["status"]["disruptedPods"]["a"].is_string(), "{pdb}");
+    let condition = &pdb["status"]["conditions"][0];
+    assert_eq!(
+        (
+            &condition["type"],
+            &condition["status"],
+            &condition["reason"]
+        ),
+        (
+            &json!("DisruptionAllowed"),
+            &json!("False"),
+            &json!("InsufficientPods")
+        ),
+        "{pdb}"
+    );
     // No disruption left: 429, and the pod stays.
     let (code, status) = post(&c, &format!("{PODS}/b/eviction"), &eviction("b")).await;
     assert_eq!(code, 429, "{status}");
@@ -131,6 +151,32 @@ async fn an_eviction_honours_the_pod_disruption_budget() {
         "The disruption budget web needs 1 healthy pods and has 2 currently"
     );
     assert_eq!(get(&c, &format!("{PODS}/b")).await.0, 200);
+}
+
+#[tokio::test]
+async fn an_eviction_needs_one_observed_budget() {
+    let s = start().await;
+    let c = client(&s);
+    running(&c, "a").await;
+    // A budget the disruption controller has not observed since its last change: 429, retry
+    // after 10 s.
+    named_budget(&c, "web", 1, 1).await;
+    let (code, status) = post(&c, &format!("{PODS}/a/eviction"), &eviction("a")).await;
+    assert_eq!(code, 429, "{status}");
+    assert_eq!(status["details"]["retryAfterSeconds"], 10);
+    assert_eq!(
+        status["details"]["causes"][0]["message"],
+        "The disruption budget web is still being processed by the server."
+    );
+    // Two budgets select the pod: a Status with code 500.
+    named_budget(&c, "more", 1, 0).await;
+    let (code, status) = post(&c, &format!("{PODS}/a/eviction"), &eviction("a")).await;
+    assert_eq!(code, 500, "{status}");
+    assert_eq!(
+        status["message"],
+        "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."
+    );
+    assert_eq!(get(&c, &format!("{PODS}/a")).await.0, 200);
 }
 
 #[tokio::test]
