@@ -288,3 +288,29 @@ async fn discovery_lists_the_pod_subresources() {
         (&json!("policy"), &json!("v1"), &json!("Eviction"))
     );
 }
+
+/// `kubectl debug` adds an ephemeral container through `pods/ephemeralcontainers`, as on a
+/// cluster.
+#[test]
+fn kubectl_debug_adds_an_ephemeral_container() {
+    let Some((kc, server, dir)) = crate::kubectl::session("debug") else {
+        return;
+    };
+    let file = dir.join("pod.json");
+    let mut p = pod("p");
+    p["metadata"]["namespace"] = json!("default");
+    p["apiVersion"] = json!("v1");
+    p["kind"] = json!("Pod");
+    std::fs::write(&file, p.to_string()).unwrap();
+    crate::kubectl::kubectl(&kc, &server, &["create", "-f", file.to_str().unwrap()]);
+    let debug = ["debug", "p", "--image=busybox", "--container=dbg"];
+    crate::kubectl::kubectl(&kc, &server, &debug);
+    let query = [
+        "get",
+        "pod",
+        "p",
+        "-o",
+        "jsonpath={.spec.ephemeralContainers[*].name}",
+    ];
+    assert_eq!(crate::kubectl::kubectl(&kc, &server, &query), "dbg");
+}
