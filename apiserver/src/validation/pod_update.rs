@@ -25,7 +25,7 @@ const DEADLINE: &str = "activeDeadlineSeconds";
 /// pod's, the mirror annotation, containers neither added nor removed and their images set,
 /// the active deadline only set or lowered, tolerations only added (or their
 /// `tolerationSeconds` changed), scheduling gates only removed (a gated pod may also add to
-/// its node selector), and nothing else changed.
+/// its node selector and required node affinity), and nothing else changed.
 pub(crate) fn pod_update(new: &Data, old: &Data) -> Vec<Cause> {
     let null = Value::Null;
     let (new_spec, old_spec) = (
@@ -72,6 +72,7 @@ pub(crate) fn pod_update(new: &Data, old: &Data) -> Vec<Cause> {
         }
         if !items(old_spec, "schedulingGates").is_empty() {
             node_selector_additions(m, old_spec, &mut causes);
+            node_affinity_additions(m, old_spec, &mut causes);
         }
     }
     if zeroless(&munged) != zeroless(old_spec) {
@@ -272,6 +273,89 @@ fn node_selector_additions(munged: &mut Data, old_spec: &Value, causes: &mut Vec
         ));
     }
     set(munged, "nodeSelector", old_selector);
+}
+
+/// `validateNodeAffinityMutation` of a gated pod: a required node affinity with terms keeps
+/// their number, and each term only gains requirements at its end (preferred terms may
+/// change); the munged spec then takes the old node affinity.
+fn node_affinity_additions(munged: &mut Data, old_spec: &Value, causes: &mut Vec<Cause>) {
+    let node_affinity = |spec: &Value| spec.get("affinity")?.get("nodeAffinity").cloned();
+    let old = node_affinity(old_spec);
+    let new = node_affinity(&Value::Object(munged.clone()));
+    let zero = |v: &Option<Value>| v.as_ref().map_or(Value::Null, zeroless);
+    if zero(&new) == zero(&old) {
+        return;
+    }
+    let terms = |affinity: &Option<Value>| -> Vec<Value> {
+        let required = affinity
+            .as_ref()
+            .and_then(|a| a.get("requiredDuringSchedulingIgnoredDuringExecution"));
+        required.map_or(Vec::new(), |r| items(r, "nodeSelectorTerms").to_vec())
+    };
+    let (old_terms, new_terms) = (terms(&old), terms(&new));
+    let path = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms";
+    match (old_terms.len(), new_terms.len()) {
+        (0, _) => {}
+        (o, n) if o != n => {
+            let printed: Vec<Value> = new_terms.iter().map(go_term).collect();
+            causes.push(invalid(
+                path,
+                &Value::Array(printed).to_string(),
+                "no additions/deletions to non-empty NodeSelectorTerms list are allowed",
+            ));
+        }
+        _ => {
+            for (i, (n, o)) in new_terms.iter().zip(&old_terms).enumerate() {
+                if !only_additions(n, o) {
+                    causes.push(invalid(
+                        &format!("{path}[{i}]"),
+                        &go_term(n).to_string(),
+                        "only additions are allowed (no mutations or deletions)",
+                    ));
+                }
+            }
+        }
+    }
+    let affinity = munged
+        .entry("affinity")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Some(affinity) = affinity.as_object_mut() {
+        set(affinity, "nodeAffinity", old.as_ref());
+    }
+}
+
+/// `validateNodeSelectorTermHasOnlyAdditions`: the old term's requirements are the new
+/// term's first ones.
+fn only_additions(new: &Value, old: &Value) -> bool {
+    ["matchExpressions", "matchFields"].iter().all(|list| {
+        let (n, o) = (items(new, list), items(old, list));
+        o.len() <= n.len() && o.iter().zip(n).all(|(o, n)| zeroless(o) == zeroless(n))
+    })
+}
+
+/// A node selector term as 1.34 prints a value of Kubernetes' internal type: JSON with Go's
+/// field names (the internal types have no JSON tags), nil lists as `null`.
+fn go_term(term: &Value) -> Value {
+    let requirements = |list: &str| {
+        let printed: Vec<Value> = items(term, list)
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "Key": text(r, "key"),
+                    "Operator": text(r, "operator"),
+                    "Values": r.get("values").filter(|v| !is_zero(v)).cloned(),
+                })
+            })
+            .collect();
+        match printed.is_empty() {
+            true => Value::Null,
+            false => Value::Array(printed),
+        }
+    };
+    serde_json::json!({
+        "MatchExpressions": requirements("matchExpressions"),
+        "MatchFields": requirements("matchFields"),
+    })
 }
 
 fn set(data: &mut Data, field: &str, value: Option<&Value>) {

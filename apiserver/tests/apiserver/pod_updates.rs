@@ -243,3 +243,47 @@ async fn validate_pod_update_node_name_and_other_fields() {
         (200, vec![])
     );
 }
+
+/// A required node affinity of one term with requirement `key` Exists.
+fn required_affinity(keys: &[&str]) -> Value {
+    let expressions: Vec<Value> = keys
+        .iter()
+        .map(|k| json!({"key": k, "operator": "Exists"}))
+        .collect();
+    json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": expressions}]}}})
+}
+
+#[tokio::test]
+async fn validate_pod_update_gated_pod_node_affinity() {
+    let s = start().await;
+    let c = client(&s);
+    let gated = json!({"schedulingGates": [{"name": "g"}], "affinity": required_affinity(&["a"])});
+    created(&c, "p", gated).await;
+    // "addition to nodeAffinity is allowed for gated pods".
+    let added = json!({"affinity": required_affinity(&["a", "b"])});
+    assert_eq!(change(&c, "p", added).await, (200, vec![]));
+    // "old RequiredDuringSchedulingIgnoredDuringExecution is non-nil, new ... mutated".
+    let replaced = json!({"affinity": required_affinity(&["b"])});
+    assert_eq!(
+        change(&c, "p", replaced).await,
+        (
+            422,
+            one(
+                "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]",
+                "Invalid value: {\"MatchExpressions\":[{\"Key\":\"b\",\"Operator\":\"Exists\",\"Values\":null}],\"MatchFields\":null}: only additions are allowed (no mutations or deletions)"
+            )
+        )
+    );
+    let two_terms = json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [{"key": "a", "operator": "Exists"}]},
+                              {"matchExpressions": [{"key": "c", "operator": "Exists"}]}]}}}});
+    let (code, causes) = change(&c, "p", two_terms).await;
+    assert_eq!(code, 422);
+    assert!(
+        causes[0]
+            .1
+            .ends_with("no additions/deletions to non-empty NodeSelectorTerms list are allowed"),
+        "{causes:?}"
+    );
+}
