@@ -321,15 +321,20 @@ pub(crate) async fn patch(
                 "the namespace of the object ({obj_ns}) does not match the namespace on the request ({ns})"
             )));
         }
-        if new.meta().resource_version != cur.meta().resource_version {
-            let rv = new
-                .meta()
-                .resource_version
-                .as_deref()
-                .and_then(|rv| resource_version::parse(rv).ok());
-            if rv != Some(cur.resource_version_u64()) {
+        // A patch that removes the resource version makes an unconditional update, which
+        // kinds without `AllowUnconditionalUpdate` refuse (store.go Update).
+        match new
+            .meta()
+            .resource_version
+            .as_deref()
+            .filter(|rv| !rv.is_empty())
+        {
+            None if strategy_for(&def).allow_unconditional_update() => {}
+            None => return Err(rv_required(&def, &owned_name)),
+            Some(rv) if resource_version::parse(rv).ok() != Some(cur.resource_version_u64()) => {
                 return Err(conflict_stale(&def, &owned_name));
             }
+            Some(_) => {}
         }
         let mut next = prepare_update(&def, &owned_name, cur, new, subresource)?;
         match &applied {
