@@ -139,28 +139,39 @@ pub(crate) async fn update(
         })?),
         None => None,
     };
-    let strategy = strategy_for(&def);
-    if strategy.allow_create_on_update()
-        && let Some(written) = create_on_update(target, name, &new, manager).await?
-    {
-        return Ok(written.with_decode_warnings(decoded));
-    }
-    let owned_name = name.to_owned();
-    let namespace = target.namespace.map(str::to_owned);
-    let manager = manager.clone();
-    let f: UpdateFn = Box::new(move |cur| {
-        let Some(cur) = cur else {
-            if !strategy.allow_create_on_update() {
-                return Err(not_found(&def, &owned_name));
+    let f = |new: &Object| {
+        let new = new.clone();
+        update_fn(&def, name, new, expected_rv, subresource, manager)
+    };
+    // A kind that creates on update creates through the create path once the update found
+    // nothing (and updates what was created meanwhile).
+    let stored = match guaranteed_update(target, name, f(&new)).await {
+        Err(e) if e.code == 404 && strategy_for(&def).allow_create_on_update() => {
+            if let Some(written) = create_on_update(target, name, &new, manager).await? {
+                return Ok(written.with_decode_warnings(decoded));
             }
-            // Created meanwhile and deleted again: create it here.
-            let mut obj = new.clone();
-            obj.meta_mut().name = Some(owned_name.clone());
-            obj.meta_mut().resource_version = None;
-            let mut obj = prepare_create(&def, namespace.as_deref(), obj, false)?;
-            track_update(&def, None, &mut obj, &manager)?;
-            return Ok(obj);
-        };
+            guaranteed_update(target, name, f(&new)).await?
+        }
+        stored => stored?,
+    };
+    Ok(Written::new(target.def, stored, false).with_decode_warnings(decoded))
+}
+
+/// The storage update of a PUT of `new` (`expected_rv`: the resource version it names).
+fn update_fn(
+    def: &Arc<ResourceDef>,
+    name: &str,
+    new: Object,
+    expected_rv: Option<u64>,
+    subresource: Subresource,
+    manager: &FieldManager,
+) -> UpdateFn {
+    let def = Arc::clone(def);
+    let owned_name = name.to_owned();
+    let manager = manager.clone();
+    let strategy = strategy_for(&def);
+    Box::new(move |cur| {
+        let cur = cur.ok_or_else(|| not_found(&def, &owned_name))?;
         match expected_rv {
             None if !strategy.allow_unconditional_update() => {
                 return Err(rv_required(&def, &owned_name));
@@ -173,9 +184,7 @@ pub(crate) async fn update(
         let mut next = prepare_update(&def, &owned_name, cur, new.clone(), subresource)?;
         track_update(&def, Some(cur), &mut next, &manager)?;
         Ok(next)
-    });
-    let stored = guaranteed_update(target, name, f).await?;
-    Ok(Written::new(target.def, stored, false).with_decode_warnings(decoded))
+    })
 }
 
 /// 422 for an update without `metadata.resourceVersion` of a kind whose strategy does not
@@ -194,17 +203,14 @@ fn rv_required(def: &ResourceDef, name: &str) -> ApiError {
 }
 
 /// A PUT to an absent object of a kind whose strategy has `AllowCreateOnUpdate` creates it,
-/// through the create path (admission, a service's cluster IP); None when the object exists
-/// (or was created meanwhile). A resource version in the body is dropped, as storage drops it.
+/// through the create path (admission, a service's cluster IP); None when one was created
+/// meanwhile. A resource version in the body is dropped, as storage drops it.
 async fn create_on_update(
     target: &Target<'_>,
     name: &str,
     new: &Object,
     manager: &FieldManager,
 ) -> Result<Option<Written>, ApiError> {
-    if target.get(name).await?.is_some() {
-        return Ok(None);
-    }
     let mut value = new.to_value();
     if let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut) {
         meta.remove("resourceVersion");
