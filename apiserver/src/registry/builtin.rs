@@ -426,7 +426,10 @@ impl Strategy for PodStrategy {
             Subresource::EphemeralContainers => {
                 validation::ephemeral_containers_update(&new.data(), &old.data())
             }
-            _ => self.validate_update(def, new, old),
+            // The spec is the stored one (`ValidatePodStatusUpdate`'s own rules are not
+            // checked).
+            Subresource::Status => Vec::new(),
+            Subresource::Main => self.validate_update(def, new, old),
         }
     }
 }

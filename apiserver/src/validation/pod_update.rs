@@ -45,7 +45,7 @@ pub(crate) fn pod_update(new: &Data, old: &Data) -> Vec<Cause> {
     }
     only_added_tolerations(new_spec, old_spec, &mut causes);
     only_deleted_gates(new_spec, old_spec, &mut causes);
-    if zeroless(new_spec) == zeroless(old_spec) {
+    if new_spec == old_spec || zeroless(new_spec) == zeroless(old_spec) {
         return causes;
     }
     let mut munged = new_spec.clone();
