@@ -412,7 +412,7 @@ impl Strategy for PodStrategy {
     }
 
     fn validate_update(&self, _def: &ResourceDef, new: &Object, old: &Object) -> Vec<Cause> {
-        validation::pod_update(&new.data(), &old.data())
+        validation::pod_update((new.meta(), &new.data()), (old.meta(), &old.data()))
     }
 
     fn validate_subresource_update(
@@ -424,7 +424,11 @@ impl Strategy for PodStrategy {
     ) -> Vec<Cause> {
         match subresource {
             Subresource::EphemeralContainers => {
-                validation::ephemeral_containers_update(&new.data(), &old.data())
+                let (new_data, old_data) = (new.data(), old.data());
+                validation::ephemeral_containers_update(
+                    (new.meta(), &new_data),
+                    (old.meta(), &old_data),
+                )
             }
             // The spec is the stored one (`ValidatePodStatusUpdate`'s own rules are not
             // checked).

@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::{Map, Value};
 
 use super::Cause;
@@ -13,6 +14,9 @@ use super::pod::spec_of_pod;
 use super::toleration::tolerations;
 
 type Data = Map<String, Value>;
+
+/// A pod as the write path holds it: its metadata and its other fields.
+pub(crate) type Pod<'a> = (&'a ObjectMeta, &'a Data);
 
 /// The fields `ValidatePodUpdate`'s message lists (`updatablePodSpecFields`).
 const POD_UPDATE: &str = "pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)";
@@ -26,7 +30,8 @@ const DEADLINE: &str = "activeDeadlineSeconds";
 /// the active deadline only set or lowered, tolerations only added (or their
 /// `tolerationSeconds` changed), scheduling gates only removed (a gated pod may also add to
 /// its node selector and required node affinity), and nothing else changed.
-pub(crate) fn pod_update(new: &Data, old: &Data) -> Vec<Cause> {
+pub(crate) fn pod_update(new: Pod<'_>, old: Pod<'_>) -> Vec<Cause> {
+    let (new_meta, new, old_meta, old) = (new.0, new.1, old.0, old.1);
     let null = Value::Null;
     let (new_spec, old_spec) = (
         new.get("spec").unwrap_or(&null),
@@ -34,7 +39,7 @@ pub(crate) fn pod_update(new: &Data, old: &Data) -> Vec<Cause> {
     );
     let mut causes = Vec::new();
     spec_of_pod(new_spec, &mut causes);
-    mirror_annotation(new, old, &mut causes);
+    mirror_annotation(new_meta, old_meta, &mut causes);
     for list in ["containers", "initContainers"] {
         if container_updates(new_spec, old_spec, list, &mut causes) {
             return causes;
@@ -84,13 +89,14 @@ pub(crate) fn pod_update(new: &Data, old: &Data) -> Vec<Cause> {
 /// The causes of a write of `pods/ephemeralcontainers` (the stored pod with the sent
 /// ephemeral containers): the new spec as a pod's, and no existing ephemeral container
 /// removed or changed (the diff Kubernetes appends to the message is left out).
-pub(crate) fn ephemeral_containers_update(new: &Data, old: &Data) -> Vec<Cause> {
+pub(crate) fn ephemeral_containers_update(new: Pod<'_>, old: Pod<'_>) -> Vec<Cause> {
+    let (new_meta, new, old_meta, old) = (new.0, new.1, old.0, old.1);
     let null = Value::Null;
     let new_spec = new.get("spec").unwrap_or(&null);
     let mut causes = Vec::new();
     spec_of_pod(new_spec, &mut causes);
-    mirror_annotation(new, old, &mut causes);
-    if annotation(old, MIRROR).is_some() {
+    mirror_annotation(new_meta, old_meta, &mut causes);
+    if annotation(old_meta, MIRROR).is_some() {
         return vec![forbidden(
             "",
             "static pods do not support ephemeral containers",
@@ -124,13 +130,13 @@ pub(crate) fn ephemeral_containers_update(new: &Data, old: &Data) -> Vec<Cause> 
     causes
 }
 
-fn annotation<'a>(data: &'a Data, key: &str) -> Option<&'a Value> {
-    data.get("metadata")?.get("annotations")?.get(key)
+fn annotation<'a>(meta: &'a ObjectMeta, key: &str) -> Option<&'a String> {
+    meta.annotations.as_ref()?.get(key)
 }
 
 /// `ValidatePodSpecificAnnotationUpdates`: the mirror annotation is neither added, changed nor
 /// removed.
-fn mirror_annotation(new: &Data, old: &Data, causes: &mut Vec<Cause>) {
+fn mirror_annotation(new: &ObjectMeta, old: &ObjectMeta, causes: &mut Vec<Cause>) {
     let path = format!("metadata.annotations[{MIRROR}]");
     match (annotation(old, MIRROR), annotation(new, MIRROR)) {
         (Some(o), n) if n != Some(o) => causes.push(forbidden(

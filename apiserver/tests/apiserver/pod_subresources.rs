@@ -314,3 +314,24 @@ fn kubectl_debug_adds_an_ephemeral_container() {
     ];
     assert_eq!(crate::kubectl::kubectl(&kc, &server, &query), "dbg");
 }
+
+#[tokio::test]
+async fn a_static_pod_takes_no_ephemeral_containers() {
+    let s = start().await;
+    let c = client(&s);
+    let mut mirror = pod("m");
+    mirror["metadata"]["annotations"] = json!({"kubernetes.io/config.mirror": "hash"});
+    mirror["spec"]["nodeName"] = json!("n1");
+    let (code, created) = post(&c, PODS, &mirror).await;
+    assert_eq!(code, 201, "{created}");
+    let debug = json!({"name": "debug", "image": "busybox", "terminationMessagePolicy": "File",
+                       "imagePullPolicy": "Always"});
+    let body = json!({"spec": {"ephemeralContainers": [debug]}});
+    let path = format!("{PODS}/m/ephemeralcontainers");
+    let (code, status) = patch(&c, &path, "application/strategic-merge-patch+json", &body).await;
+    assert_eq!(code, 422, "{status}");
+    assert_eq!(
+        status["message"],
+        "Pod \"m\" is invalid: : Forbidden: static pods do not support ephemeral containers"
+    );
+}

@@ -287,3 +287,26 @@ async fn validate_pod_update_gated_pod_node_affinity() {
         "{causes:?}"
     );
 }
+
+#[tokio::test]
+async fn validate_pod_update_mirror_pod_annotation() {
+    let s = start().await;
+    let c = client(&s);
+    created(&c, "p", json!({})).await;
+    let path = format!("{PODS}/p");
+    let mirror = json!({"metadata": {"annotations": {"kubernetes.io/config.mirror": "x"}}});
+    let (code, status) = patch(&c, &path, "application/merge-patch+json", &mirror).await;
+    assert_eq!(code, 422, "{status}");
+    let causes: Vec<(String, String)> = invalid(&status)
+        .1
+        .into_iter()
+        .map(|(f, _, m)| (f, m))
+        .collect();
+    assert_eq!(
+        causes,
+        one(
+            "metadata.annotations[kubernetes.io/config.mirror]",
+            "Forbidden: may not add mirror pod annotation"
+        )
+    );
+}
