@@ -139,20 +139,20 @@ pub(crate) async fn update(
         })?),
         None => None,
     };
-    let f = |new: &Object| {
-        let new = new.clone();
-        update_fn(&def, name, new, expected_rv, subresource, manager)
-    };
     // A kind that creates on update creates through the create path once the update found
-    // nothing (and updates what was created meanwhile).
-    let stored = match guaranteed_update(target, name, f(&new)).await {
-        Err(e) if e.code == 404 && strategy_for(&def).allow_create_on_update() => {
+    // nothing (and updates what was created meanwhile); only such a kind keeps a copy of the
+    // body for that.
+    let creates = strategy_for(&def).allow_create_on_update();
+    let kept = creates.then(|| new.clone());
+    let f = |new| update_fn(&def, name, new, expected_rv, subresource, manager);
+    let stored = match (guaranteed_update(target, name, f(new)).await, kept) {
+        (Err(e), Some(new)) if e.code == 404 => {
             if let Some(written) = create_on_update(target, name, &new, manager).await? {
                 return Ok(written.with_decode_warnings(decoded));
             }
-            guaranteed_update(target, name, f(&new)).await?
+            guaranteed_update(target, name, f(new)).await?
         }
-        stored => stored?,
+        (stored, _) => stored?,
     };
     Ok(Written::new(target.def, stored, false).with_decode_warnings(decoded))
 }
