@@ -26,11 +26,30 @@ pub(crate) async fn evict(
     eviction: &Value,
 ) -> Result<Value, ApiError> {
     super::check_body_name(eviction, name, "Eviction")?;
+    let options = eviction.get("deleteOptions").unwrap_or(&Value::Null);
+    // `propagateDryRun`: the eviction's own `dryRun` counts when the request sets none.
+    let in_body = options.get("dryRun").and_then(Value::as_array);
+    let dry_run = match in_body.filter(|d| !d.is_empty()) {
+        Some(d) if target.dry_run && d.iter().any(|v| v != "All") => {
+            return Err(ApiError::unconverted(format!(
+                "Non-matching dry-run options in request and content: [All] and {}",
+                go_list(d)
+            )));
+        }
+        Some(_) => true,
+        None => target.dry_run,
+    };
+    let target = &Target {
+        shared: target.shared,
+        def: target.def,
+        namespace: target.namespace,
+        dry_run,
+    };
     let pod = target
         .get(name)
         .await?
         .ok_or_else(|| target.not_found(name))?;
-    let mut request = delete_request(eviction.get("deleteOptions").unwrap_or(&Value::Null))?;
+    let mut request = delete_request(options)?;
     let rv_given = request.preconditions.resource_version.is_some();
     let mut budget_name = None;
     if !can_ignore_budget(&pod) {
@@ -63,6 +82,12 @@ pub(crate) async fn evict(
         Err(e) => Err(e),
         Ok(_) => Ok(super::created_status()),
     }
+}
+
+/// A list of strings as Go's `%v` prints it (`[a b]`).
+fn go_list(values: &[Value]) -> String {
+    let items: Vec<&str> = values.iter().filter_map(Value::as_str).collect();
+    format!("[{}]", items.join(" "))
 }
 
 fn phase(pod: &Object) -> std::borrow::Cow<'_, str> {

@@ -335,3 +335,22 @@ async fn a_static_pod_takes_no_ephemeral_containers() {
         "Pod \"m\" is invalid: : Forbidden: static pods do not support ephemeral containers"
     );
 }
+
+#[tokio::test]
+async fn a_dry_run_eviction_deletes_nothing() {
+    let s = start().await;
+    let c = client(&s);
+    running(&c, "a").await;
+    budget(&c, 1).await;
+    let mut dry = eviction("a");
+    dry["deleteOptions"] = json!({"dryRun": ["All"]});
+    let (code, status) = post(&c, &format!("{PODS}/a/eviction"), &dry).await;
+    assert_eq!(code, 201, "{status}");
+    let (code, status) = post(&c, &format!("{PODS}/a/eviction?dryRun=All"), &eviction("a")).await;
+    assert_eq!(code, 201, "{status}");
+    assert_eq!(get(&c, &format!("{PODS}/a")).await.0, 200);
+    assert_eq!(
+        get(&c, &format!("{PDBS}/web")).await.1["status"]["disruptionsAllowed"],
+        1
+    );
+}
