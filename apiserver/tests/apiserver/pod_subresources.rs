@@ -354,3 +354,22 @@ async fn a_dry_run_eviction_deletes_nothing() {
         1
     );
 }
+
+#[tokio::test]
+async fn an_unready_pod_is_evicted_while_the_budget_has_its_healthy_pods() {
+    let s = start().await;
+    let c = client(&s);
+    let mut unready = pod("u");
+    unready["status"] =
+        json!({"phase": "Running", "conditions": [{"type": "Ready", "status": "False"}]});
+    create_pod(&c, PODS, &unready).await;
+    // No disruption allowed, but 2 healthy pods where 1 is needed: the unready pod goes and
+    // the budget is not charged.
+    budget(&c, 0).await;
+    let (code, status) = post(&c, &format!("{PODS}/u/eviction"), &eviction("u")).await;
+    assert_eq!(code, 201, "{status}");
+    assert_eq!(get(&c, &format!("{PODS}/u")).await.0, 404);
+    let (_, pdb) = get(&c, &format!("{PDBS}/web")).await;
+    assert_eq!(pdb["status"]["disruptionsAllowed"], 0);
+    assert!(pdb["status"]["disruptedPods"].is_null(), "{pdb}");
+}
