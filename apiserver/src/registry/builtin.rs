@@ -223,10 +223,6 @@ fn namespace_of(obj: &Object) -> &str {
 }
 
 impl Strategy for EventStrategy {
-    fn allow_create_on_update(&self) -> bool {
-        true
-    }
-
     fn validate(&self, _def: &ResourceDef, obj: &Object) -> Vec<Cause> {
         validation::event(namespace_of(obj), &obj.data())
     }
@@ -258,8 +254,9 @@ impl Strategy for LeaseStrategy {
     }
 }
 
-/// Kinds without rules of their own whose strategy has `AllowCreateOnUpdate` (Endpoints, core
-/// Events, RBAC roles and bindings): a PUT to an absent name creates the object.
+/// Kinds without rules of their own whose strategy has `AllowCreateOnUpdate` (Endpoints, RBAC
+/// roles and bindings): a PUT to an absent name creates the object. Events do not (since
+/// Kubernetes 1.19 their strategy says "POST is needed to create one").
 struct CreateOnUpdate;
 
 impl Strategy for CreateOnUpdate {
@@ -504,7 +501,7 @@ pub(crate) fn strategy_for(def: &ResourceDef) -> &'static dyn Strategy {
         ("autoscaling", "HorizontalPodAutoscaler") => &HpaStrategy,
         ("discovery.k8s.io", "EndpointSlice") => &ENDPOINT_SLICE,
         ("coordination.k8s.io", "Lease") => &LeaseStrategy,
-        ("", "Endpoints" | "Event") => &CreateOnUpdate,
+        ("", "Endpoints") => &CreateOnUpdate,
         (
             "rbac.authorization.k8s.io",
             "Role" | "RoleBinding" | "ClusterRole" | "ClusterRoleBinding",

@@ -95,7 +95,10 @@ async fn a_put_to_a_missing_name_creates_only_kinds_that_allow_create_on_update(
     let role = json!({"metadata": {"name": "r"}, "rules": []});
     let path = "/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles/r";
     assert_eq!(put(&c, path, &role).await.0, 201);
-    // Others answer 404, custom resources included.
+    // Others answer 404, Events (POST only since 1.19) and custom resources included.
+    let event = json!({"metadata": {"name": "e"}, "involvedObject": {"kind": "Pod", "name": "p", "namespace": "default"}});
+    let (code, _) = put(&c, "/api/v1/namespaces/default/events/e", &event).await;
+    assert_eq!(code, 404);
     let (code, status) = put(
         &c,
         &format!("{CMS}/none"),
