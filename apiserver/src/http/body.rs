@@ -87,6 +87,11 @@ pub(super) fn read_patch(ctx: &RequestCtx<'_>) -> Result<PatchRequest, ApiError>
     let kind = PatchKind::from_content_type(content_type).ok_or_else(|| {
         ApiError::new(415, "UnsupportedMediaType", format!("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json (got {content_type:?})"))
     })?;
+    if kind == PatchKind::Strategic
+        && crate::kinds::find(&ctx.def.api.api_version, &ctx.def.api.kind).is_none()
+    {
+        return Err(custom_resource_patch_types());
+    }
     let (patch, duplicates) = if kind == PatchKind::Apply {
         (yaml(&ctx.body)?, Vec::new())
     } else {
@@ -98,6 +103,17 @@ pub(super) fn read_patch(ctx: &RequestCtx<'_>) -> Result<PatchRequest, ApiError>
         patch,
         duplicates,
     })
+}
+
+/// 415 for a strategic merge patch of a custom resource, with the patch types the
+/// apiextensions-apiserver's handler lists for them (`crdHandler`; CBOR apply only with a gate
+/// that is off in 1.34), so that clients fall back to a merge patch as against a cluster.
+fn custom_resource_patch_types() -> ApiError {
+    ApiError::new(
+        415,
+        "UnsupportedMediaType",
+        "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
+    )
 }
 
 /// The `DeleteOptions` of a DELETE (body and query, validated).

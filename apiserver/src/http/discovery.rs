@@ -74,6 +74,9 @@ pub(super) fn discovery(
                         "group": "authentication.k8s.io", "version": "v1", "kind": "TokenRequest", "verbs": ["create"],
                     }));
                 }
+                if def.api.group.is_empty() && def.api.kind == "Pod" {
+                    resources.extend(pod_subresources());
+                }
                 if def.status_subresource {
                     resources.push(json!({
                         "name": format!("{}/status", def.api.plural), "singularName": "", "namespaced": def.namespaced,
@@ -120,6 +123,24 @@ pub(super) fn discovery(
 }
 
 /// Whether the Accept header admits JSON (absent: yes).
+/// The pod subresources served besides `status`, as a cluster lists them (by name).
+fn pod_subresources() -> [Value; 3] {
+    [
+        json!({
+            "name": "pods/binding", "singularName": "", "namespaced": true, "kind": "Binding",
+            "verbs": ["create"],
+        }),
+        json!({
+            "name": "pods/ephemeralcontainers", "singularName": "", "namespaced": true,
+            "kind": "Pod", "verbs": ["get", "patch", "update"],
+        }),
+        json!({
+            "name": "pods/eviction", "singularName": "", "namespaced": true, "group": "policy",
+            "version": "v1", "kind": "Eviction", "verbs": ["create"],
+        }),
+    ]
+}
+
 fn accepts_json(headers: &HeaderMap) -> bool {
     headers
         .get(header::ACCEPT)

@@ -22,6 +22,7 @@ use crate::encode::Format;
 use crate::error::ApiError;
 use crate::printers::IncludeObject;
 use crate::query::Query;
+use crate::registry::Subresource;
 use crate::shared::Shared;
 
 mod body;
@@ -164,6 +165,11 @@ async fn handle_inner(shared: &Arc<Shared>, req: Request) -> Result<Response, Ap
         (&Method::GET, Some(name), None) if query.flag("watch") => {
             watch::watch(&ctx, Some(name)).await
         }
+        (method, Some(name), Some(sub @ ("binding" | "eviction" | "ephemeralcontainers")))
+            if def.api.group.is_empty() && def.api.kind == "Pod" =>
+        {
+            pod_subresource(&ctx, method, name, sub).await
+        }
         (&Method::GET, Some(name), None | Some("status")) => get::get(&ctx, name).await,
         (&Method::POST, Some(name), Some("token"))
             if def.api.group.is_empty() && def.api.kind == "ServiceAccount" =>
@@ -180,14 +186,43 @@ async fn handle_inner(shared: &Arc<Shared>, req: Request) -> Result<Response, Ap
             write::create(&ctx).await
         }
         (&Method::PUT, Some(name), sub @ (None | Some("status"))) => {
-            write::update(&ctx, name, sub.is_some()).await
+            write::update(&ctx, name, status_or_main(sub)).await
         }
         (&Method::PATCH, Some(name), sub @ (None | Some("status"))) => {
-            write::patch(&ctx, name, sub.is_some()).await
+            write::patch(&ctx, name, status_or_main(sub)).await
         }
         (&Method::DELETE, Some(name), None) => write::delete(&ctx, name).await,
         (&Method::DELETE, None, None) => write::delete_collection(&ctx).await,
         (_, _, Some(_)) => Err(ApiError::no_route()),
+        _ => Err(ApiError::method_not_allowed()),
+    }
+}
+
+fn status_or_main(sub: Option<&str>) -> Subresource {
+    match sub {
+        Some(_) => Subresource::Status,
+        None => Subresource::Main,
+    }
+}
+
+/// The subresources of pods: `binding` and `eviction` (POST), `ephemeralcontainers` (GET,
+/// PUT, PATCH: the pod).
+async fn pod_subresource(
+    ctx: &RequestCtx<'_>,
+    method: &Method,
+    name: &str,
+    sub: &str,
+) -> Result<Response, ApiError> {
+    match (method, sub) {
+        (&Method::POST, "binding") => write::bind(ctx, name).await,
+        (&Method::POST, "eviction") => write::evict(ctx, name).await,
+        (&Method::GET, "ephemeralcontainers") => get::get(ctx, name).await,
+        (&Method::PUT, "ephemeralcontainers") => {
+            write::update(ctx, name, Subresource::EphemeralContainers).await
+        }
+        (&Method::PATCH, "ephemeralcontainers") => {
+            write::patch(ctx, name, Subresource::EphemeralContainers).await
+        }
         _ => Err(ApiError::method_not_allowed()),
     }
 }

@@ -29,14 +29,6 @@ fn field_manager(ctx: &RequestCtx<'_>, verb: Verb, status: bool) -> Result<Field
     FieldManager::new(ctx.query, ctx.headers, verb, status)
 }
 
-fn subresource(status: bool) -> Subresource {
-    if status {
-        Subresource::Status
-    } else {
-        Subresource::Main
-    }
-}
-
 /// The response of a write: the object (201 when the write created it, else `code`), and a
 /// `Warning` header for each warning.
 fn written_response(ctx: &RequestCtx<'_>, code: u16, written: &Written) -> Response {
@@ -62,32 +54,30 @@ pub(super) async fn create(ctx: &RequestCtx<'_>) -> Result<Response, ApiError> {
     Ok(written_response(ctx, 201, &written))
 }
 
-/// PUT to an object or its status.
+/// PUT to an object, its status or (pods) its ephemeral containers.
 pub(super) async fn update(
     ctx: &RequestCtx<'_>,
     name: &str,
-    status: bool,
+    sub: Subresource,
 ) -> Result<Response, ApiError> {
-    let manager = field_manager(ctx, Verb::Update, status)?;
+    let manager = field_manager(ctx, Verb::Update, sub == Subresource::Status)?;
     let body = body_object(ctx)?;
-    let sub = subresource(status);
     let written = registry::update(&target(ctx), name, body, sub, &manager).await?;
     Ok(written_response(ctx, 200, &written))
 }
 
-/// PATCH of an object or its status.
+/// PATCH of an object, its status or (pods) its ephemeral containers.
 pub(super) async fn patch(
     ctx: &RequestCtx<'_>,
     name: &str,
-    status: bool,
+    sub: Subresource,
 ) -> Result<Response, ApiError> {
     let request = read_patch(ctx)?;
     let verb = match request.kind {
         PatchKind::Apply => Verb::Apply,
         _ => Verb::Patch,
     };
-    let manager = field_manager(ctx, verb, status)?;
-    let sub = subresource(status);
+    let manager = field_manager(ctx, verb, sub == Subresource::Status)?;
     let written = registry::patch(&target(ctx), name, request, sub, &manager).await?;
     let code = if written.created { 201 } else { 200 };
     Ok(written_response(ctx, code, &written))
@@ -169,4 +159,18 @@ pub(super) async fn create_token(ctx: &RequestCtx<'_>, name: &str) -> Result<Res
     let request = body_value(ctx)?;
     let token = registry::create_token(&target(ctx), name, &request).await?;
     Ok(json_response(201, token.to_string().into()))
+}
+
+/// POST of a `Binding` to `pods/{name}/binding`.
+pub(super) async fn bind(ctx: &RequestCtx<'_>, name: &str) -> Result<Response, ApiError> {
+    let binding = body_value(ctx)?;
+    let status = registry::bind(&target(ctx), name, &binding).await?;
+    Ok(json_response(201, status.to_string().into()))
+}
+
+/// POST of an `Eviction` to `pods/{name}/eviction`.
+pub(super) async fn evict(ctx: &RequestCtx<'_>, name: &str) -> Result<Response, ApiError> {
+    let eviction = body_value(ctx)?;
+    let status = registry::evict(&target(ctx), name, &eviction).await?;
+    Ok(json_response(201, status.to_string().into()))
 }

@@ -123,11 +123,6 @@ static ENDPOINT_SLICE: Rules = Rules {
         .concat()
     },
 };
-static LEASE: Rules = Rules {
-    initial_status: None,
-    validate: validation::lease,
-    validate_update: |n, _| validation::lease(n),
-};
 static STORAGE_CLASS: Rules = Rules {
     initial_status: None,
     validate: validation::storage_class,
@@ -201,7 +196,9 @@ impl Strategy for HpaStrategy {
         let sent = (def.api.version == "v1").then(|| new.clone());
         prepare_update(def, new, old, subresource);
         match (sent, subresource) {
-            (Some(_), Subresource::Main) => crate::convert::set_status_annotations(new, Some(old)),
+            (Some(_), Subresource::Main | Subresource::EphemeralContainers) => {
+                crate::convert::set_status_annotations(new, Some(old));
+            }
             (Some(sent), Subresource::Status) => {
                 crate::convert::set_status_annotations(new, Some(&sent));
             }
@@ -235,6 +232,39 @@ impl Strategy for EventStrategy {
     }
 }
 
+/// Leases (`pkg/registry/coordination/lease/strategy.go`): a PUT may create one, and an
+/// update must name the resource version.
+struct LeaseStrategy;
+
+impl Strategy for LeaseStrategy {
+    fn validate(&self, _def: &ResourceDef, obj: &Object) -> Vec<Cause> {
+        validation::lease(&obj.data())
+    }
+
+    fn validate_update(&self, _def: &ResourceDef, new: &Object, _old: &Object) -> Vec<Cause> {
+        validation::lease(&new.data())
+    }
+
+    fn allow_create_on_update(&self) -> bool {
+        true
+    }
+
+    fn allow_unconditional_update(&self) -> bool {
+        false
+    }
+}
+
+/// Kinds without rules of their own whose strategy has `AllowCreateOnUpdate` (Endpoints, RBAC
+/// roles and bindings): a PUT to an absent name creates the object. Events do not (since
+/// Kubernetes 1.19 their strategy says "POST is needed to create one").
+struct CreateOnUpdate;
+
+impl Strategy for CreateOnUpdate {
+    fn allow_create_on_update(&self) -> bool {
+        true
+    }
+}
+
 /// Namespaces: a new namespace is `Active`.
 struct NamespaceStrategy;
 
@@ -256,6 +286,10 @@ struct ServiceStrategy;
 const ALLOCATED: &[&str] = &["clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"];
 
 impl Strategy for ServiceStrategy {
+    fn allow_create_on_update(&self) -> bool {
+        true
+    }
+
     fn prepare_for_create(&self, _def: &ResourceDef, obj: &mut Object) {
         set_status(
             obj,
@@ -375,7 +409,29 @@ impl Strategy for PodStrategy {
     }
 
     fn validate_update(&self, _def: &ResourceDef, new: &Object, old: &Object) -> Vec<Cause> {
-        validation::pod_update(&new.data(), &old.data())
+        validation::pod_update((new.meta(), &new.data()), (old.meta(), &old.data()))
+    }
+
+    fn validate_subresource_update(
+        &self,
+        def: &ResourceDef,
+        new: &Object,
+        old: &Object,
+        subresource: Subresource,
+    ) -> Vec<Cause> {
+        match subresource {
+            Subresource::EphemeralContainers => {
+                let (new_data, old_data) = (new.data(), old.data());
+                validation::ephemeral_containers_update(
+                    (new.meta(), &new_data),
+                    (old.meta(), &old_data),
+                )
+            }
+            // The spec is the stored one (`ValidatePodStatusUpdate`'s own rules are not
+            // checked).
+            Subresource::Status => Vec::new(),
+            Subresource::Main => self.validate_update(def, new, old),
+        }
     }
 }
 
@@ -444,13 +500,21 @@ pub(crate) fn strategy_for(def: &ResourceDef) -> &'static dyn Strategy {
         ("policy", "PodDisruptionBudget") => &PDB,
         ("autoscaling", "HorizontalPodAutoscaler") => &HpaStrategy,
         ("discovery.k8s.io", "EndpointSlice") => &ENDPOINT_SLICE,
-        ("coordination.k8s.io", "Lease") => &LEASE,
+        ("coordination.k8s.io", "Lease") => &LeaseStrategy,
+        ("", "Endpoints") => &CreateOnUpdate,
+        (
+            "rbac.authorization.k8s.io",
+            "Role" | "RoleBinding" | "ClusterRole" | "ClusterRoleBinding",
+        ) => &CreateOnUpdate,
         ("events.k8s.io", "Event") => &EventStrategy,
         ("storage.k8s.io", "StorageClass") => &STORAGE_CLASS,
         ("", "PersistentVolume") => &PERSISTENT_VOLUME,
         ("", "PersistentVolumeClaim") => &PERSISTENT_VOLUME_CLAIM,
         _ if crate::crd::is_crd(def) => &super::custom::CrdStrategy,
         _ if def.schema.is_some() => &super::custom::CustomStrategy,
+        _ if crate::kinds::find(&def.api.api_version, &def.api.kind).is_none() => {
+            &super::custom::SchemalessStrategy
+        }
         _ => &DefaultStrategy,
     }
 }

@@ -88,6 +88,11 @@ impl Strategy for CrdStrategy {
     fn prepare_for_delete(&self, obj: &mut Object) {
         crd::mark_terminating(obj);
     }
+
+    /// As every custom resource (and CRD) strategy: an update must name the resource version.
+    fn allow_unconditional_update(&self) -> bool {
+        false
+    }
 }
 
 /// Custom objects whose version has a schema.
@@ -132,5 +137,25 @@ impl Strategy for CustomStrategy {
 
     fn validate_update(&self, def: &ResourceDef, new: &Object, _old: &Object) -> Vec<Cause> {
         check(def, new)
+    }
+
+    /// As every custom resource (and CRD) strategy: an update must name the resource version.
+    fn allow_unconditional_update(&self) -> bool {
+        false
+    }
+}
+
+/// Custom objects without a schema: the generic rules, but as every custom resource
+/// (apiextensions-apiserver's `customResourceStrategy`), an update must name the resource
+/// version.
+pub(super) struct SchemalessStrategy;
+
+impl Strategy for SchemalessStrategy {
+    fn prepare_for_create(&self, def: &ResourceDef, obj: &mut Object) {
+        DefaultStrategy.prepare_for_create(def, obj);
+    }
+
+    fn allow_unconditional_update(&self) -> bool {
+        false
     }
 }

@@ -14,8 +14,9 @@
 //!   `allow_unconditional_update`) and `reset_fields`; builtin.rs: the built-in kinds'
 //!   strategies and `strategy_for`, which picks a resource's; custom.rs: the strategies of
 //!   CustomResourceDefinitions and of custom objects with a schema;
-//! - scale.rs and token.rs: the `scale` and `token` subresources; service_ip.rs: services'
-//!   cluster IPs;
+//! - scale.rs and token.rs: the `scale` and `token` subresources; binding.rs and eviction.rs:
+//!   pods' `binding` and `eviction` (`ephemeralcontainers` is an update through
+//!   `Subresource::EphemeralContainers`); service_ip.rs: services' cluster IPs;
 //! - managed.rs: **the server-side apply seam**.
 //!
 //! # Server-side apply and managed fields
@@ -37,6 +38,8 @@
 
 use std::sync::Arc;
 
+use serde_json::Value;
+
 use crate::cacher::storage_status;
 use crate::error::ApiError;
 use crate::object::Object;
@@ -44,11 +47,13 @@ use crate::resource::ResourceDef;
 use crate::shared::Shared;
 use crate::storage::StorageError;
 
+mod binding;
 mod builtin;
 mod create;
 mod custom;
 mod decode;
 mod delete;
+mod eviction;
 mod managed;
 mod scale;
 mod service_ip;
@@ -56,8 +61,10 @@ mod strategy;
 mod token;
 mod update;
 
+pub(crate) use binding::bind;
 pub(crate) use create::{create, create_object};
 pub(crate) use delete::{DeleteRequest, delete, delete_collection};
+pub(crate) use eviction::evict;
 pub(crate) use managed::FieldManager;
 pub(crate) use scale::{ScaleWrite, get_scale, write_scale};
 pub(crate) use strategy::Subresource;
@@ -162,6 +169,37 @@ fn conflict_stale(def: &ResourceDef, name: &str) -> ApiError {
         name,
         "the object has been modified; please apply your changes to the latest version and try again",
     )
+}
+
+/// The string at `object.field` of `value` (`""` when absent).
+fn field_text<'a>(value: &'a Value, object: &str, field: &str) -> &'a str {
+    value
+        .get(object)
+        .and_then(|o| o.get(field))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+/// A subresource POST's body must name the object of the URL (`BindingREST` and
+/// `EvictionREST`: 400 `name in URL does not match name in <kind> object`).
+fn check_body_name(body: &Value, name: &str, kind: &str) -> Result<(), ApiError> {
+    if field_text(body, "metadata", "name") == name {
+        return Ok(());
+    }
+    Err(ApiError::bad_request(format!(
+        "name in URL does not match name in {kind} object"
+    )))
+}
+
+/// The `Status` Success a subresource POST answers (its code the create's 201).
+fn created_status() -> Value {
+    serde_json::json!({
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "code": 201
+    })
 }
 
 fn now() -> k8s_openapi::apimachinery::pkg::apis::meta::v1::Time {

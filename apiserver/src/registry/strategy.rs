@@ -22,6 +22,8 @@ pub(crate) enum Subresource {
     Main,
     /// The `status` subresource: only the status changes.
     Status,
+    /// The `ephemeralcontainers` subresource of pods: only `spec.ephemeralContainers` changes.
+    EphemeralContainers,
 }
 
 /// The hooks of the write path for one kind. Every method has the generic behaviour as its
@@ -59,6 +61,18 @@ pub(crate) trait Strategy: Sync {
     /// The kind's own validation of an update, immutable fields included.
     fn validate_update(&self, _def: &ResourceDef, _new: &Object, _old: &Object) -> Vec<Cause> {
         Vec::new()
+    }
+
+    /// The kind's validation of an update through `subresource` (by default
+    /// [`Strategy::validate_update`] for every subresource).
+    fn validate_subresource_update(
+        &self,
+        def: &ResourceDef,
+        new: &Object,
+        old: &Object,
+        _subresource: Subresource,
+    ) -> Vec<Cause> {
+        self.validate_update(def, new, old)
     }
 
     /// Normalizes a validated object before it is stored.
@@ -108,8 +122,10 @@ pub(crate) fn set_status(obj: &mut Object, status: Option<Value>) {
 /// spec through `/status`.
 pub(crate) fn reset_fields(def: &ResourceDef, subresource: Subresource) -> &'static [&'static str] {
     match subresource {
-        Subresource::Main if def.status_subresource => &["status"],
-        Subresource::Main => &[],
+        Subresource::Main | Subresource::EphemeralContainers if def.status_subresource => {
+            &["status"]
+        }
+        Subresource::Main | Subresource::EphemeralContainers => &[],
         Subresource::Status => &["spec"],
     }
 }
@@ -125,6 +141,19 @@ pub(crate) fn prepare_update(
 ) {
     let mut old_data = old.data();
     let mut new_data = new.data();
+    if subresource == Subresource::EphemeralContainers {
+        // As `dropNonEphemeralContainerUpdates`: the stored pod with the sent containers.
+        let sent = new_data
+            .get("spec")
+            .and_then(|s| s.get("ephemeralContainers"))
+            .cloned();
+        *new = old.clone();
+        if let Some(spec) = old_data.get_mut("spec").and_then(Value::as_object_mut) {
+            set_field(spec, "ephemeralContainers", sent);
+        }
+        new.set_data(old_data);
+        return;
+    }
     if subresource == Subresource::Status {
         let status = new_data.remove("status");
         *new = old.clone();

@@ -44,7 +44,11 @@ fn prepare_update(
     meta.deletion_timestamp.clone_from(&om.deletion_timestamp);
     let strategy = strategy_for(def);
     strategy.prepare_for_update(def, &mut new, old, subresource);
-    validation::check(def, name, &strategy.validate_update(def, &new, old))?;
+    validation::check(
+        def,
+        name,
+        &strategy.validate_subresource_update(def, &new, old, subresource),
+    )?;
     strategy.canonicalize(&mut new);
     Ok(new)
 }
@@ -135,40 +139,102 @@ pub(crate) async fn update(
         })?),
         None => None,
     };
-    let strategy = strategy_for(&def);
-    if expected_rv.is_none() && !strategy.allow_unconditional_update() {
-        return Err(validation::invalid(
-            &def,
-            name,
-            &[(
-                "metadata.resourceVersion".to_owned(),
-                "Invalid value: \"\": must be specified for an update".to_owned(),
-            )],
-        ));
-    }
-    let owned_name = name.to_owned();
-    let namespace = target.namespace.map(str::to_owned);
-    let manager = manager.clone();
-    let f: UpdateFn = Box::new(move |cur| {
-        let Some(cur) = cur else {
-            if !strategy.allow_create_on_update() {
-                return Err(not_found(&def, &owned_name));
+    // A kind that creates on update creates through the create path once the update found
+    // nothing (and updates what was created meanwhile); only such a kind keeps a copy of the
+    // body for that.
+    let creates = strategy_for(&def).allow_create_on_update();
+    let kept = creates.then(|| new.clone());
+    let f = |new| update_fn(&def, name, new, expected_rv, subresource, manager);
+    let stored = match (guaranteed_update(target, name, f(new)).await, kept) {
+        (Err(e), Some(new)) if e.code == 404 => {
+            if let Some(written) = create_on_update(target, name, &new, manager).await? {
+                return Ok(written.with_decode_warnings(decoded));
             }
-            let mut obj = new.clone();
-            obj.meta_mut().name = Some(owned_name.clone());
-            let mut obj = prepare_create(&def, namespace.as_deref(), obj, false)?;
-            track_update(&def, None, &mut obj, &manager)?;
-            return Ok(obj);
-        };
-        if expected_rv.is_some_and(|rv| rv != cur.resource_version_u64()) {
-            return Err(conflict_stale(&def, &owned_name));
+            guaranteed_update(target, name, f(new)).await?
+        }
+        (stored, _) => stored?,
+    };
+    Ok(Written::new(target.def, stored, false).with_decode_warnings(decoded))
+}
+
+/// The storage update of a PUT of `new` (`expected_rv`: the resource version it names).
+fn update_fn(
+    def: &Arc<ResourceDef>,
+    name: &str,
+    new: Object,
+    expected_rv: Option<u64>,
+    subresource: Subresource,
+    manager: &FieldManager,
+) -> UpdateFn {
+    let def = Arc::clone(def);
+    let owned_name = name.to_owned();
+    let manager = manager.clone();
+    let strategy = strategy_for(&def);
+    Box::new(move |cur| {
+        let cur = cur.ok_or_else(|| not_found(&def, &owned_name))?;
+        match expected_rv {
+            None if !strategy.allow_unconditional_update() => {
+                return Err(rv_required(&def, &owned_name));
+            }
+            Some(rv) if rv != cur.resource_version_u64() => {
+                return Err(conflict_stale(&def, &owned_name));
+            }
+            _ => {}
         }
         let mut next = prepare_update(&def, &owned_name, cur, new.clone(), subresource)?;
         track_update(&def, Some(cur), &mut next, &manager)?;
         Ok(next)
-    });
-    let stored = guaranteed_update(target, name, f).await?;
-    Ok(Written::new(target.def, stored, false).with_decode_warnings(decoded))
+    })
+}
+
+/// 422 for an update without `metadata.resourceVersion` of a kind whose strategy does not
+/// `AllowUnconditionalUpdate` (store.go Update): the "kind" of the error is the resource, and
+/// the value is the zero resource version, printed as 1.34 prints a uint64.
+fn rv_required(def: &ResourceDef, name: &str) -> ApiError {
+    ApiError::invalid(
+        &def.api.group,
+        &def.api.plural,
+        name,
+        &[(
+            "metadata.resourceVersion".to_owned(),
+            "Invalid value: 0: must be specified for an update".to_owned(),
+        )],
+    )
+}
+
+/// A PUT to an absent object of a kind whose strategy has `AllowCreateOnUpdate` creates it,
+/// through the create path (admission, a service's cluster IP); None when one was created
+/// meanwhile. A resource version in the body is dropped, as storage drops it.
+async fn create_on_update(
+    target: &Target<'_>,
+    name: &str,
+    new: &Object,
+    manager: &FieldManager,
+) -> Result<Option<Written>, ApiError> {
+    let mut value = new.to_value();
+    if let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.remove("resourceVersion");
+        meta.insert("name".into(), Value::String(name.to_owned()));
+    }
+    create_absent(target, value, manager).await
+}
+
+/// Creates `value` through the create path; None when an object of its name was created
+/// meanwhile (the caller then updates it).
+async fn create_absent(
+    target: &Target<'_>,
+    value: Value,
+    manager: &FieldManager,
+) -> Result<Option<Written>, ApiError> {
+    let body = Body {
+        value,
+        duplicates: Vec::new(),
+    };
+    match create(target, body, manager).await {
+        Ok(written) => Ok(Some(written)),
+        Err(e) if e.reason == "AlreadyExists" => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 /// An apply patch of an absent object creates it, through the create path (a service gets its
@@ -196,15 +262,7 @@ async fn apply_create(
             }
         }
     }
-    let body = Body {
-        value,
-        duplicates: Vec::new(),
-    };
-    match create(target, body, manager).await {
-        Ok(written) => Ok(Some(written)),
-        Err(e) if e.reason == "AlreadyExists" => Ok(None),
-        Err(e) => Err(e),
-    }
+    create_absent(target, value, manager).await
 }
 
 /// PATCH of an object or its status. An apply patch of an absent object creates it.
@@ -269,15 +327,20 @@ pub(crate) async fn patch(
                 "the namespace of the object ({obj_ns}) does not match the namespace on the request ({ns})"
             )));
         }
-        if new.meta().resource_version != cur.meta().resource_version {
-            let rv = new
-                .meta()
-                .resource_version
-                .as_deref()
-                .and_then(|rv| resource_version::parse(rv).ok());
-            if rv != Some(cur.resource_version_u64()) {
+        // A patch that removes the resource version makes an unconditional update, which
+        // kinds without `AllowUnconditionalUpdate` refuse (store.go Update).
+        match new
+            .meta()
+            .resource_version
+            .as_deref()
+            .filter(|rv| !rv.is_empty())
+        {
+            None if strategy_for(&def).allow_unconditional_update() => {}
+            None => return Err(rv_required(&def, &owned_name)),
+            Some(rv) if resource_version::parse(rv).ok() != Some(cur.resource_version_u64()) => {
                 return Err(conflict_stale(&def, &owned_name));
             }
+            Some(_) => {}
         }
         let mut next = prepare_update(&def, &owned_name, cur, new, subresource)?;
         match &applied {

@@ -23,6 +23,7 @@ pub(crate) mod field;
 mod files;
 mod network;
 mod pod;
+mod pod_update;
 mod policy;
 mod port;
 mod probe;
@@ -42,7 +43,8 @@ pub(crate) use autoscaling::hpa;
 pub(crate) use duplicates::from_slice_with_duplicates;
 pub(crate) use events::{event, event_update};
 pub(crate) use network::{endpoint_slice, endpoint_slice_update, ingress, network_policy};
-pub(crate) use pod::{pod_create, pod_update};
+pub(crate) use pod::pod_create;
+pub(crate) use pod_update::{ephemeral_containers_update, pod_update};
 pub(crate) use policy::{lease, pod_disruption_budget};
 pub(crate) use service::service;
 pub(crate) use storage::{

@@ -1,8 +1,8 @@
 //! Pods and pod templates (`pkg/apis/core/validation/validation.go`: `ValidatePodSpec`,
 //! `ValidatePodUpdate`): volumes (volume.rs), containers, init and ephemeral containers
 //! (container.rs, with env.rs, resources.rs and probe.rs), host network ports, restart and DNS
-//! policies; what only a new pod is checked for (`ValidatePodCreate`), and what a pod update
-//! may change.
+//! policies, and what only a new pod is checked for (`ValidatePodCreate`); what a pod update
+//! may change is pod_update.rs.
 
 use std::collections::BTreeSet;
 
@@ -231,59 +231,9 @@ fn host_network_ports(spec: &Value, path: &str, is_pod: bool, causes: &mut Vec<C
     }
 }
 
-/// What a pod update may change (`ValidatePodUpdate`).
-const POD_UPDATE: &str = "pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)";
-
-/// The causes of a pod update changing its spec beyond what may change: images, the active
-/// deadline, tolerations and a negative grace period set to 1. The node name is not among
-/// them: a pod is bound through `pods/binding` (or created with one).
-pub(crate) fn pod_update(new: &Map<String, Value>, old: &Map<String, Value>) -> Vec<Cause> {
-    let (Some(new_spec), Some(old_spec)) = (new.get("spec"), old.get("spec")) else {
-        return Vec::new();
-    };
-    let mut mutable = new_spec.clone();
-    if let Some(m) = mutable.as_object_mut() {
-        for list in ["containers", "initContainers"] {
-            let old_images = old_spec.get(list).and_then(Value::as_array);
-            let new_list = m.get_mut(list).and_then(Value::as_array_mut);
-            if let (Some(old_list), Some(new_list)) = (old_images, new_list) {
-                for (n, o) in new_list.iter_mut().zip(old_list) {
-                    if let (Some(n), Some(image)) = (n.as_object_mut(), o.get("image")) {
-                        n.insert("image".into(), image.clone());
-                    }
-                }
-            }
-        }
-        for field in ["activeDeadlineSeconds", "tolerations"] {
-            match old_spec.get(field) {
-                Some(v) => m.insert(field.to_owned(), v.clone()),
-                None => m.remove(field),
-            };
-        }
-        const GRACE: &str = "terminationGracePeriodSeconds";
-        let was_negative = old_spec
-            .get(GRACE)
-            .and_then(Value::as_i64)
-            .is_some_and(|g| g < 0);
-        if was_negative && m.get(GRACE).and_then(Value::as_i64) == Some(1) {
-            m.insert(GRACE.to_owned(), old_spec[GRACE].clone());
-        }
-    }
-    if without_empty_node_name(mutable) == without_empty_node_name(old_spec.clone()) {
-        Vec::new()
-    } else {
-        vec![forbidden("spec", POD_UPDATE)]
-    }
-}
-
-/// `spec` without a `nodeName` of "" (Go's zero value, the same as none).
-fn without_empty_node_name(mut spec: Value) -> Value {
-    if let Some(s) = spec.as_object_mut()
-        && s.get("nodeName").and_then(Value::as_str) == Some("")
-    {
-        s.remove("nodeName");
-    }
-    spec
+/// `ValidatePodSpec` of a pod's spec (what an update validates of the new pod).
+pub(super) fn spec_of_pod(spec: &Value, causes: &mut Vec<Cause>) {
+    spec_causes(spec, "spec", true, causes);
 }
 
 #[cfg(test)]
