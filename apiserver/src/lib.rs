@@ -86,6 +86,7 @@ mod storage;
 #[cfg(feature = "etcd")]
 mod test_etcd;
 mod testing;
+mod tokens;
 mod validation;
 
 pub use access::AccessRule;

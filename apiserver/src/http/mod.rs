@@ -22,6 +22,7 @@ use crate::encode::Format;
 use crate::error::ApiError;
 use crate::printers::IncludeObject;
 use crate::query::Query;
+use crate::resource::ResourceDef;
 use crate::shared::Shared;
 
 mod body;
@@ -165,6 +166,12 @@ async fn handle_inner(shared: &Arc<Shared>, req: Request) -> Result<Response, Ap
             watch::watch(&ctx, Some(name)).await
         }
         (&Method::GET, Some(name), None | Some("status")) => get::get(&ctx, name).await,
+        (method, Some(name), Some("approval")) if has_approval(&def) => match *method {
+            Method::GET => get::get(&ctx, name).await,
+            Method::PUT => write::update(&ctx, name, rp.sub).await,
+            Method::PATCH => write::patch(&ctx, name, rp.sub).await,
+            _ => Err(ApiError::method_not_allowed()),
+        },
         (&Method::POST, Some(name), Some("token"))
             if def.api.group.is_empty() && def.api.kind == "ServiceAccount" =>
         {
@@ -180,16 +187,21 @@ async fn handle_inner(shared: &Arc<Shared>, req: Request) -> Result<Response, Ap
             write::create(&ctx).await
         }
         (&Method::PUT, Some(name), sub @ (None | Some("status"))) => {
-            write::update(&ctx, name, sub.is_some()).await
+            write::update(&ctx, name, sub).await
         }
         (&Method::PATCH, Some(name), sub @ (None | Some("status"))) => {
-            write::patch(&ctx, name, sub.is_some()).await
+            write::patch(&ctx, name, sub).await
         }
         (&Method::DELETE, Some(name), None) => write::delete(&ctx, name).await,
         (&Method::DELETE, None, None) => write::delete_collection(&ctx).await,
         (_, _, Some(_)) => Err(ApiError::no_route()),
         _ => Err(ApiError::method_not_allowed()),
     }
+}
+
+/// Whether `def` has an `approval` subresource (CertificateSigningRequests).
+pub(crate) fn has_approval(def: &ResourceDef) -> bool {
+    def.api.group == "certificates.k8s.io" && def.api.kind == "CertificateSigningRequest"
 }
 
 async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> Result<Bytes, ApiError> {

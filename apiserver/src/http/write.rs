@@ -29,11 +29,12 @@ fn field_manager(ctx: &RequestCtx<'_>, verb: Verb, status: bool) -> Result<Field
     FieldManager::new(ctx.query, ctx.headers, verb, status)
 }
 
-fn subresource(status: bool) -> Subresource {
-    if status {
-        Subresource::Status
-    } else {
-        Subresource::Main
+/// The subresource a path names (`status`, a CSR's `approval`; None: the object).
+fn subresource(sub: Option<&str>) -> Subresource {
+    match sub {
+        None => Subresource::Main,
+        Some("approval") => Subresource::Approval,
+        Some(_) => Subresource::Status,
     }
 }
 
@@ -62,32 +63,32 @@ pub(super) async fn create(ctx: &RequestCtx<'_>) -> Result<Response, ApiError> {
     Ok(written_response(ctx, 201, &written))
 }
 
-/// PUT to an object or its status.
+/// PUT to an object or its status (or a CSR's approval).
 pub(super) async fn update(
     ctx: &RequestCtx<'_>,
     name: &str,
-    status: bool,
+    sub: Option<&str>,
 ) -> Result<Response, ApiError> {
-    let manager = field_manager(ctx, Verb::Update, status)?;
+    let manager = field_manager(ctx, Verb::Update, sub.is_some())?;
     let body = body_object(ctx)?;
-    let sub = subresource(status);
+    let sub = subresource(sub);
     let written = registry::update(&target(ctx), name, body, sub, &manager).await?;
     Ok(written_response(ctx, 200, &written))
 }
 
-/// PATCH of an object or its status.
+/// PATCH of an object or its status (or a CSR's approval).
 pub(super) async fn patch(
     ctx: &RequestCtx<'_>,
     name: &str,
-    status: bool,
+    sub: Option<&str>,
 ) -> Result<Response, ApiError> {
     let request = read_patch(ctx)?;
     let verb = match request.kind {
         PatchKind::Apply => Verb::Apply,
         _ => Verb::Patch,
     };
-    let manager = field_manager(ctx, verb, status)?;
-    let sub = subresource(status);
+    let manager = field_manager(ctx, verb, sub.is_some())?;
+    let sub = subresource(sub);
     let written = registry::patch(&target(ctx), name, request, sub, &manager).await?;
     let code = if written.created { 201 } else { 200 };
     Ok(written_response(ctx, code, &written))

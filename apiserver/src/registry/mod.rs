@@ -45,6 +45,7 @@ use crate::shared::Shared;
 use crate::storage::StorageError;
 
 mod builtin;
+mod cluster;
 mod create;
 mod custom;
 mod decode;

@@ -22,6 +22,9 @@ pub(crate) enum Subresource {
     Main,
     /// The `status` subresource: only the status changes.
     Status,
+    /// The `approval` subresource of CertificateSigningRequests: only the status changes
+    /// (the strategy keeps all of it but the conditions).
+    Approval,
 }
 
 /// The hooks of the write path for one kind. Every method has the generic behaviour as its
@@ -59,6 +62,18 @@ pub(crate) trait Strategy: Sync {
     /// The kind's own validation of an update, immutable fields included.
     fn validate_update(&self, _def: &ResourceDef, _new: &Object, _old: &Object) -> Vec<Cause> {
         Vec::new()
+    }
+
+    /// The validation of an update through `subresource` (Kubernetes' status and other
+    /// subresource strategies' `ValidateUpdate`): by default, [`Strategy::validate_update`].
+    fn validate_subresource_update(
+        &self,
+        def: &ResourceDef,
+        new: &Object,
+        old: &Object,
+        _subresource: Subresource,
+    ) -> Vec<Cause> {
+        self.validate_update(def, new, old)
     }
 
     /// Normalizes a validated object before it is stored.
@@ -110,7 +125,7 @@ pub(crate) fn reset_fields(def: &ResourceDef, subresource: Subresource) -> &'sta
     match subresource {
         Subresource::Main if def.status_subresource => &["status"],
         Subresource::Main => &[],
-        Subresource::Status => &["spec"],
+        Subresource::Status | Subresource::Approval => &["spec"],
     }
 }
 
@@ -125,7 +140,7 @@ pub(crate) fn prepare_update(
 ) {
     let mut old_data = old.data();
     let mut new_data = new.data();
-    if subresource == Subresource::Status {
+    if subresource != Subresource::Main {
         let status = new_data.remove("status");
         *new = old.clone();
         set_field(&mut old_data, "status", status);

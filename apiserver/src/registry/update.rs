@@ -44,7 +44,11 @@ fn prepare_update(
     meta.deletion_timestamp.clone_from(&om.deletion_timestamp);
     let strategy = strategy_for(def);
     strategy.prepare_for_update(def, &mut new, old, subresource);
-    validation::check(def, name, &strategy.validate_update(def, &new, old))?;
+    validation::check(
+        def,
+        name,
+        &strategy.validate_subresource_update(def, &new, old, subresource),
+    )?;
     strategy.canonicalize(&mut new);
     Ok(new)
 }

@@ -262,7 +262,10 @@ fn kubectl_create_subcommands_send_protobuf_bodies_and_work_against_the_binary()
         assert!(out.contains(" created"), "kubectl {args:?}: {out}");
     }
     let token = kubectl(&kc, &server, &["create", "token", "sa1"]);
-    assert!(token.starts_with("kcache."), "{token}");
+    assert!(
+        token.starts_with("eyJ") && token.split('.').count() == 3,
+        "{token}"
+    );
     let get = |args: &[&str]| kubectl(&kc, &server, args);
     assert_eq!(get(&["get", "cm", "cfg", "-o", "jsonpath={.data.a}"]), "b");
     assert_eq!(
