@@ -74,6 +74,7 @@ mod patch;
 mod printers;
 mod protobuf;
 mod query;
+mod quota;
 mod registry;
 mod resource;
 mod resource_version;

@@ -37,6 +37,7 @@ mod pod_spec;
 mod pod_spec_fields;
 mod python;
 mod quantities;
+mod quota;
 mod reflector;
 mod served;
 mod storage;
