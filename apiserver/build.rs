@@ -18,6 +18,9 @@ const FILES: &[&str] = &[
     "api/autoscaling/v2/generated.proto",
     "api/discovery/v1/generated.proto",
     "api/storage/v1/generated.proto",
+    "api/certificates/v1/generated.proto",
+    "api/flowcontrol/v1/generated.proto",
+    "api/node/v1/generated.proto",
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -8,9 +8,6 @@
 
 use serde_json::{Value, json};
 
-/// The prefix of the tokens this server issues (`kubectl create token`).
-pub(crate) const TOKEN_PREFIX: &str = "kcache.";
-
 /// A user as the authenticators of the API server describe it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct User {

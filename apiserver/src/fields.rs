@@ -94,6 +94,11 @@ const BUILTIN_FIELDS: &[(&str, &str, &[&str])] = &[
         ],
     ),
     ("batch/v1", "Job", &["status.successful"]),
+    (
+        "certificates.k8s.io/v1",
+        "CertificateSigningRequest",
+        &["spec.signerName"],
+    ),
 ];
 
 pub(crate) fn builtin_fields(api_version: &str, kind: &str) -> &'static [&'static str] {

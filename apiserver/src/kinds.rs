@@ -2,8 +2,8 @@
 //! the OpenAPI documents describe.
 
 use k8s_openapi::api::{
-    apps, autoscaling, batch, coordination, core, discovery, events, networking, policy, rbac,
-    scheduling, storage,
+    apps, autoscaling, batch, certificates, coordination, core, discovery, events, flowcontrol,
+    networking, node, policy, rbac, scheduling, storage,
 };
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions;
 use k8s_openapi::schemars::{Schema, SchemaGenerator};
@@ -42,12 +42,15 @@ kinds![
     core::v1::Event,
     core::v1::ServiceAccount,
     core::v1::ResourceQuota,
+    core::v1::LimitRange,
+    core::v1::PodTemplate,
     core::v1::PersistentVolume,
     core::v1::PersistentVolumeClaim,
     apps::v1::Deployment,
     apps::v1::ReplicaSet,
     apps::v1::StatefulSet,
     apps::v1::DaemonSet,
+    apps::v1::ControllerRevision,
     autoscaling::v2::HorizontalPodAutoscaler,
     autoscaling::v1::HorizontalPodAutoscaler,
     batch::v1::Job,
@@ -57,9 +60,18 @@ kinds![
     discovery::v1::EndpointSlice,
     networking::v1::Ingress,
     networking::v1::NetworkPolicy,
+    networking::v1::IngressClass,
+    certificates::v1::CertificateSigningRequest,
+    node::v1::RuntimeClass,
+    flowcontrol::v1::FlowSchema,
+    flowcontrol::v1::PriorityLevelConfiguration,
     policy::v1::PodDisruptionBudget,
     scheduling::v1::PriorityClass,
     storage::v1::StorageClass,
+    storage::v1::CSIDriver,
+    storage::v1::CSINode,
+    storage::v1::CSIStorageCapacity,
+    storage::v1::VolumeAttachment,
     rbac::v1::Role,
     rbac::v1::RoleBinding,
     rbac::v1::ClusterRole,

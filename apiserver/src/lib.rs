@@ -74,6 +74,7 @@ mod patch;
 mod printers;
 mod protobuf;
 mod query;
+mod quota;
 mod registry;
 mod resource;
 mod resource_version;
@@ -88,6 +89,7 @@ mod storage;
 #[cfg(feature = "etcd")]
 mod test_etcd;
 mod testing;
+mod tokens;
 mod validation;
 
 pub use access::AccessRule;

@@ -174,7 +174,8 @@ impl ResourceDef {
 /// events (core and `events.k8s.io/v1`), serviceaccounts, resourcequotas, persistentvolumes, persistentvolumeclaims,
 /// deployments, replicasets, statefulsets, daemonsets, horizontalpodautoscalers (autoscaling/v2 and v1),
 /// jobs, cronjobs, leases, endpointslices, networkpolicies, ingresses, poddisruptionbudgets,
-/// priorityclasses, storageclasses, roles, rolebindings, clusterroles and clusterrolebindings.
+/// priorityclasses, storageclasses, roles, rolebindings, clusterroles and clusterrolebindings, and
+/// those [`cluster_resources`] adds.
 pub fn builtin_resources() -> Vec<ResourceDef> {
     let b = ResourceDef::builtin;
     let mut pods = b("", "v1", "Pod", "pods", true)
@@ -335,6 +336,7 @@ pub fn builtin_resources() -> Vec<ResourceDef> {
             false,
         ),
     ];
+    defs.extend(cluster_resources());
     for def in &mut defs {
         def.fields = crate::fields::builtin_fields(&def.api.api_version, &def.api.kind)
             .iter()
@@ -342,6 +344,73 @@ pub fn builtin_resources() -> Vec<ResourceDef> {
             .collect();
     }
     defs
+}
+
+/// The resources a 1.34 cluster serves that controllers watch beside the workloads:
+/// limitranges, podtemplates, controllerrevisions, ingressclasses, certificatesigningrequests,
+/// runtimeclasses, flowschemas, prioritylevelconfigurations, csidrivers, csinodes,
+/// csistoragecapacities and volumeattachments.
+fn cluster_resources() -> Vec<ResourceDef> {
+    let b = ResourceDef::builtin;
+    let flowcontrol = "flowcontrol.apiserver.k8s.io";
+    vec![
+        b("", "v1", "LimitRange", "limitranges", true).short(&["limits"]),
+        b("", "v1", "PodTemplate", "podtemplates", true),
+        b(
+            "apps",
+            "v1",
+            "ControllerRevision",
+            "controllerrevisions",
+            true,
+        ),
+        b(
+            "networking.k8s.io",
+            "v1",
+            "IngressClass",
+            "ingressclasses",
+            false,
+        )
+        .with_generation(),
+        b(
+            "certificates.k8s.io",
+            "v1",
+            "CertificateSigningRequest",
+            "certificatesigningrequests",
+            false,
+        )
+        .short(&["csr"])
+        .with_status(),
+        b("node.k8s.io", "v1", "RuntimeClass", "runtimeclasses", false),
+        b(flowcontrol, "v1", "FlowSchema", "flowschemas", false)
+            .with_status()
+            .with_generation(),
+        b(
+            flowcontrol,
+            "v1",
+            "PriorityLevelConfiguration",
+            "prioritylevelconfigurations",
+            false,
+        )
+        .with_status()
+        .with_generation(),
+        b("storage.k8s.io", "v1", "CSIDriver", "csidrivers", false),
+        b("storage.k8s.io", "v1", "CSINode", "csinodes", false),
+        b(
+            "storage.k8s.io",
+            "v1",
+            "CSIStorageCapacity",
+            "csistoragecapacities",
+            true,
+        ),
+        b(
+            "storage.k8s.io",
+            "v1",
+            "VolumeAttachment",
+            "volumeattachments",
+            false,
+        )
+        .with_status(),
+    ]
 }
 
 /// A column of a table, as a CRD's `additionalPrinterColumns` entry: what it is called, its

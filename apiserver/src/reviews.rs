@@ -155,29 +155,40 @@ pub(crate) async fn answer(
     Ok(obj)
 }
 
-/// The status of a `TokenReview` of `spec.token`.
+/// The status of a `TokenReview` of `spec.token`: authenticated for the audiences asked
+/// (none: the API audience) that the token names (`authenticator.Audiences` intersection),
+/// else the authenticator's error.
 async fn token_review(shared: &Shared, spec: &Value) -> Value {
-    let wanted: Vec<&str> = spec["audiences"]
-        .as_array()
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
+    let mut wanted: Vec<String> = crate::access::strings(&spec["audiences"]);
+    if wanted.is_empty() {
+        wanted.push(crate::tokens::ISSUER.to_owned());
+    }
     match crate::authn::verify(shared, str_of(spec, "token")).await {
         Ok(claims) => {
-            let audiences: Vec<&str> = if wanted.is_empty() {
-                claims.audiences.iter().map(String::as_str).collect()
-            } else {
-                wanted
-                    .iter()
-                    .copied()
-                    .filter(|w| claims.audiences.iter().any(|a| a == w))
-                    .collect()
-            };
-            if !wanted.is_empty() && audiences.is_empty() {
-                return json!({"authenticated": false, "error": "token audiences is invalid for the target audiences"});
+            let audiences: Vec<&String> = wanted
+                .iter()
+                .filter(|w| claims.audiences.contains(w))
+                .collect();
+            if audiences.is_empty() {
+                let error = format!(
+                    "token audiences {} is invalid for the target audiences {}",
+                    go_quoted(&claims.audiences),
+                    go_quoted(&wanted)
+                );
+                return json!({"authenticated": false, "error": error});
             }
             let user = User::service_account(&claims.namespace, &claims.name);
             json!({"authenticated": true, "user": user.to_json(), "audiences": audiences})
         }
         Err(error) => json!({"authenticated": false, "error": error}),
     }
+}
+
+/// Go's `%q` of a `[]string`: `["a" "b"]`.
+fn go_quoted(items: &[String]) -> String {
+    let quoted: Vec<String> = items
+        .iter()
+        .map(|s| serde_json::to_string(s).unwrap_or_default())
+        .collect();
+    format!("[{}]", quoted.join(" "))
 }

@@ -166,6 +166,9 @@ impl ApiServerBuilder {
             served_changes: tokio::sync::watch::Sender::new(0),
             crds_served: tokio::sync::watch::Sender::new(false),
             openapi: Mutex::new(None),
+            tokens: crate::tokens::Issuer::generate()
+                .inspect_err(|e| tracing::error!(error = %e, "no service account token issuer"))
+                .ok(),
             policy: self.policy,
             garbage_collection: !self.no_garbage_collection,
             controllers: crate::controllers::progress::Progress::default(),

@@ -168,6 +168,9 @@ pub(crate) struct Shared {
     pub(crate) crds_served: tokio::sync::watch::Sender<bool>,
     /// The OpenAPI documents, generated on first use after each change of the served set.
     pub(crate) openapi: Mutex<Option<Arc<OpenApi>>>,
+    /// The service-account token issuer (None: its key could not be made; token requests
+    /// then fail with 500 and no token authenticates).
+    pub(crate) tokens: Option<crate::tokens::Issuer>,
 }
 
 impl Shared {

@@ -13,13 +13,16 @@
 //! - core.rs: services, namespaces, secrets, endpoints;
 //! - autoscaling.rs: HorizontalPodAutoscalers (v1 and v2);
 //! - storage.rs: StorageClasses, PersistentVolumes and PersistentVolumeClaims;
-//! - network.rs: NetworkPolicies and EndpointSlices.
+//! - network.rs: NetworkPolicies and EndpointSlices;
+//! - cluster.rs: LimitRanges, CSIDrivers, FlowSchemas and PriorityLevelConfigurations
+//!   (PodTemplates take the pod template defaults).
 //!
 //! PodDisruptionBudgets, Ingresses, Leases and `events.k8s.io` Events have no v1 defaults.
 
 use serde_json::{Map, Value};
 
 mod autoscaling;
+mod cluster;
 mod core;
 mod network;
 mod pod;
@@ -53,6 +56,13 @@ pub(crate) fn apply(api_version: &str, kind: &str, value: &mut Value) {
         ("v1", "PersistentVolumeClaim") => storage::persistent_volume_claim(obj),
         ("networking.k8s.io/v1", "NetworkPolicy") => network::network_policy(obj),
         ("discovery.k8s.io/v1", "EndpointSlice") => network::endpoint_slice(obj),
+        ("v1", "LimitRange") => cluster::limit_range(obj),
+        ("v1", "PodTemplate") => pod::template(obj),
+        ("storage.k8s.io/v1", "CSIDriver") => cluster::csi_driver(obj),
+        ("flowcontrol.apiserver.k8s.io/v1", "FlowSchema") => cluster::flow_schema(obj),
+        ("flowcontrol.apiserver.k8s.io/v1", "PriorityLevelConfiguration") => {
+            cluster::priority_level(obj);
+        }
         _ => {}
     }
 }

@@ -77,6 +77,12 @@ pub(super) fn discovery(
                 if def.api.group.is_empty() && def.api.kind == "Pod" {
                     resources.extend(pod_subresources());
                 }
+                if super::has_approval(def) {
+                    resources.push(json!({
+                        "name": format!("{}/approval", def.api.plural), "singularName": "", "namespaced": false,
+                        "kind": def.api.kind, "verbs": ["get", "patch", "update"],
+                    }));
+                }
                 if def.status_subresource {
                     resources.push(json!({
                         "name": format!("{}/status", def.api.plural), "singularName": "", "namespaced": def.namespaced,
@@ -115,6 +121,18 @@ pub(super) fn discovery(
                     "application/com.github.proto-openapi.spec.v2.v1.0+protobuf",
                 ),
             );
+            return Ok(resp);
+        }
+        Route::OidcDiscovery | Route::Jwks => {
+            let issuer = shared.tokens.as_ref().ok_or_else(ApiError::no_route)?;
+            let (body, content_type) = if matches!(route, Route::Jwks) {
+                (issuer.jwks(), "application/jwk-set+json")
+            } else {
+                (issuer.discovery(), "application/json")
+            };
+            let mut resp = json_response(200, Bytes::from(body.to_string()));
+            resp.headers_mut()
+                .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
             return Ok(resp);
         }
         Route::Resource(_) | Route::NotFound => return Err(ApiError::no_route()),

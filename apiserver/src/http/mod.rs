@@ -23,6 +23,7 @@ use crate::error::ApiError;
 use crate::printers::IncludeObject;
 use crate::query::Query;
 use crate::registry::Subresource;
+use crate::resource::ResourceDef;
 use crate::shared::Shared;
 
 mod body;
@@ -171,6 +172,12 @@ async fn handle_inner(shared: &Arc<Shared>, req: Request) -> Result<Response, Ap
             pod_subresource(&ctx, method, name, sub).await
         }
         (&Method::GET, Some(name), None | Some("status")) => get::get(&ctx, name).await,
+        (method, Some(name), Some("approval")) if has_approval(&def) => match *method {
+            Method::GET => get::get(&ctx, name).await,
+            Method::PUT => write::update(&ctx, name, Subresource::Approval).await,
+            Method::PATCH => write::patch(&ctx, name, Subresource::Approval).await,
+            _ => Err(ApiError::method_not_allowed()),
+        },
         (&Method::POST, Some(name), Some("token"))
             if def.api.group.is_empty() && def.api.kind == "ServiceAccount" =>
         {
@@ -225,6 +232,11 @@ async fn pod_subresource(
         }
         _ => Err(ApiError::method_not_allowed()),
     }
+}
+
+/// Whether `def` has an `approval` subresource (CertificateSigningRequests).
+pub(crate) fn has_approval(def: &ResourceDef) -> bool {
+    def.api.group == "certificates.k8s.io" && def.api.kind == "CertificateSigningRequest"
 }
 
 async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> Result<Bytes, ApiError> {

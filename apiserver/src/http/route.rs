@@ -14,6 +14,10 @@ pub(super) enum Route<'a> {
     OpenApiV2,
     OpenApiV3Index,
     OpenApiV3(String),
+    /// `/.well-known/openid-configuration`: the service-account issuer's discovery document.
+    OidcDiscovery,
+    /// `/openid/v1/jwks`: the issuer's keys.
+    Jwks,
     NotFound,
 }
 
@@ -31,6 +35,8 @@ pub(crate) struct ResourcePath<'a> {
 pub(super) fn route<'a>(shared: &Shared, segs: &[&'a str]) -> Route<'a> {
     match segs {
         ["version"] => Route::Version,
+        [".well-known", "openid-configuration"] => Route::OidcDiscovery,
+        ["openid", "v1", "jwks"] => Route::Jwks,
         ["openapi", "v2"] => Route::OpenApiV2,
         ["openapi", "v3"] => Route::OpenApiV3Index,
         ["openapi", "v3", gv @ ..] => Route::OpenApiV3(gv.join("/")),

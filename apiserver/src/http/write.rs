@@ -54,19 +54,19 @@ pub(super) async fn create(ctx: &RequestCtx<'_>) -> Result<Response, ApiError> {
     Ok(written_response(ctx, 201, &written))
 }
 
-/// PUT to an object, its status or (pods) its ephemeral containers.
+/// PUT to an object, its status, (pods) its ephemeral containers or (CSRs) its approval.
 pub(super) async fn update(
     ctx: &RequestCtx<'_>,
     name: &str,
     sub: Subresource,
 ) -> Result<Response, ApiError> {
-    let manager = field_manager(ctx, Verb::Update, sub == Subresource::Status)?;
+    let manager = field_manager(ctx, Verb::Update, sub.writes_status())?;
     let body = body_object(ctx)?;
     let written = registry::update(&target(ctx), name, body, sub, &manager).await?;
     Ok(written_response(ctx, 200, &written))
 }
 
-/// PATCH of an object, its status or (pods) its ephemeral containers.
+/// PATCH of an object, its status, (pods) its ephemeral containers or (CSRs) its approval.
 pub(super) async fn patch(
     ctx: &RequestCtx<'_>,
     name: &str,
@@ -77,7 +77,7 @@ pub(super) async fn patch(
         PatchKind::Apply => Verb::Apply,
         _ => Verb::Patch,
     };
-    let manager = field_manager(ctx, verb, sub == Subresource::Status)?;
+    let manager = field_manager(ctx, verb, sub.writes_status())?;
     let written = registry::patch(&target(ctx), name, request, sub, &manager).await?;
     let code = if written.created { 201 } else { 200 };
     Ok(written_response(ctx, code, &written))

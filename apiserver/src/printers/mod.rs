@@ -9,6 +9,9 @@
 //! - storage.rs: storageclasses, persistentvolumes, persistentvolumeclaims;
 //! - network.rs: networkpolicies, endpointslices;
 //! - scaling.rs: horizontalpodautoscalers, poddisruptionbudgets;
+//! - cluster.rs: limitranges, podtemplates, controllerrevisions, ingressclasses,
+//!   certificatesigningrequests, runtimeclasses, flowschemas, prioritylevelconfigurations,
+//!   csidrivers, csinodes, volumeattachments, csistoragecapacities;
 //! - cells.rs: what cells are made of (ages, counts, selectors, container lists).
 //!
 //! A resource without a printer of its own prints its `PrinterColumn`s (a custom resource's
@@ -20,6 +23,7 @@ use crate::object::Object;
 use crate::resource::ResourceDef;
 
 mod cells;
+mod cluster;
 mod core;
 mod network;
 mod scaling;
@@ -79,6 +83,7 @@ fn builtin(def: &ResourceDef) -> Option<(&'static [Column], Cells)> {
         .or_else(|| storage::printer(group, kind))
         .or_else(|| network::printer(group, kind))
         .or_else(|| scaling::printer(group, kind))
+        .or_else(|| cluster::printer(group, kind))
 }
 
 fn column_json(name: &str, type_: &str, format: &str, priority: i32, description: &str) -> Value {

@@ -17,10 +17,10 @@ type Data = Map<String, Value>;
 /// The rules of a built-in kind without hooks of its own: its initial status (as its
 /// `PrepareForCreate` sets `Status = <Kind>Status{}`; None: the status given is kept) and its
 /// validation of new objects and of updates.
-struct Rules {
-    initial_status: Option<fn() -> Value>,
-    validate: fn(&Data) -> Vec<Cause>,
-    validate_update: fn(&Data, &Data) -> Vec<Cause>,
+pub(super) struct Rules {
+    pub(super) initial_status: Option<fn() -> Value>,
+    pub(super) validate: fn(&Data) -> Vec<Cause>,
+    pub(super) validate_update: fn(&Data, &Data) -> Vec<Cause>,
 }
 
 impl Strategy for Rules {
@@ -40,11 +40,11 @@ impl Strategy for Rules {
 }
 
 /// The empty status of type `T`, with the fields the type always encodes.
-fn empty<T: Default + Serialize>() -> Value {
+pub(super) fn empty<T: Default + Serialize>() -> Value {
     serde_json::to_value(T::default()).unwrap_or_default()
 }
 
-fn nothing(_: &Data) -> Vec<Cause> {
+pub(super) fn nothing(_: &Data) -> Vec<Cause> {
     Vec::new()
 }
 
@@ -199,7 +199,7 @@ impl Strategy for HpaStrategy {
             (Some(_), Subresource::Main | Subresource::EphemeralContainers) => {
                 crate::convert::set_status_annotations(new, Some(old));
             }
-            (Some(sent), Subresource::Status) => {
+            (Some(sent), Subresource::Status | Subresource::Approval) => {
                 crate::convert::set_status_annotations(new, Some(&sent));
             }
             (None, _) => crate::convert::drop_round_trip_annotations(new),
@@ -428,8 +428,8 @@ impl Strategy for PodStrategy {
                 )
             }
             // The spec is the stored one (`ValidatePodStatusUpdate`'s own rules are not
-            // checked).
-            Subresource::Status => Vec::new(),
+            // checked); pods have no approval.
+            Subresource::Status | Subresource::Approval => Vec::new(),
             Subresource::Main => self.validate_update(def, new, old),
         }
     }
@@ -515,7 +515,7 @@ pub(crate) fn strategy_for(def: &ResourceDef) -> &'static dyn Strategy {
         _ if crate::kinds::find(&def.api.api_version, &def.api.kind).is_none() => {
             &super::custom::SchemalessStrategy
         }
-        _ => &DefaultStrategy,
+        (group, kind) => super::cluster::strategy_for(group, kind).unwrap_or(&DefaultStrategy),
     }
 }
 

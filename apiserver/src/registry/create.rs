@@ -177,6 +177,7 @@ pub(crate) async fn create(
         &name,
     )
     .await?;
+    crate::quota::admit_create(target.shared, target.def, &obj, &name, target.dry_run).await?;
     if target.def.api.group.is_empty() && target.def.api.kind == "Service" {
         let name = obj.meta().name.clone().unwrap_or_default();
         let mut data = obj.data();
@@ -187,5 +188,21 @@ pub(crate) async fn create(
     }
     track_update(target.def, None, &mut obj, manager)?;
     let stored = store_new(target, obj).await?;
+    sync_quota(target, &stored).await;
     Ok(Written::new(target.def, stored, true).with_decode_warnings(decoded))
+}
+
+/// After a quota was written: the quota controller's sync of its status (`hard` and `used`).
+pub(super) async fn sync_quota(target: &Target<'_>, quota: &Object) {
+    if target.dry_run || !crate::quota::is_quota(target.def) {
+        return;
+    }
+    let meta = quota.meta();
+    let (namespace, name) = (
+        meta.namespace.as_deref().unwrap_or(""),
+        meta.name.as_deref().unwrap_or(""),
+    );
+    if let Err(e) = crate::quota::sync(target.shared, namespace, name).await {
+        tracing::warn!(namespace, quota = name, error = %e, "quota sync failed");
+    }
 }

@@ -85,6 +85,7 @@ pub(crate) async fn delete(
                 .delete(key, pre)
                 .await
                 .map_err(|e| target.status(name, e))?;
+            crate::quota::replenish(target.shared, target.def, target.namespace).await;
             return Ok(Deleted {
                 object,
                 removed: true,

@@ -49,6 +49,7 @@ use crate::storage::StorageError;
 
 mod binding;
 mod builtin;
+mod cluster;
 mod create;
 mod custom;
 mod decode;

@@ -24,6 +24,17 @@ pub(crate) enum Subresource {
     Status,
     /// The `ephemeralcontainers` subresource of pods: only `spec.ephemeralContainers` changes.
     EphemeralContainers,
+    /// The `approval` subresource of CertificateSigningRequests: only the status changes
+    /// (the strategy keeps all of it but the conditions).
+    Approval,
+}
+
+impl Subresource {
+    /// Whether a write through it changes only the status (`status`, a CSR's `approval`): its
+    /// managedFields entries are the status's.
+    pub(crate) fn writes_status(self) -> bool {
+        matches!(self, Subresource::Status | Subresource::Approval)
+    }
 }
 
 /// The hooks of the write path for one kind. Every method has the generic behaviour as its
@@ -126,7 +137,7 @@ pub(crate) fn reset_fields(def: &ResourceDef, subresource: Subresource) -> &'sta
             &["status"]
         }
         Subresource::Main | Subresource::EphemeralContainers => &[],
-        Subresource::Status => &["spec"],
+        Subresource::Status | Subresource::Approval => &["spec"],
     }
 }
 
@@ -154,7 +165,7 @@ pub(crate) fn prepare_update(
         new.set_data(old_data);
         return;
     }
-    if subresource == Subresource::Status {
+    if subresource.writes_status() {
         let status = new_data.remove("status");
         *new = old.clone();
         set_field(&mut old_data, "status", status);

@@ -83,10 +83,12 @@ pub(crate) async fn guaranteed_update(
         resource_version: Some(obj.resource_version_u64()),
         uid: None,
     };
-    storage
+    let deleted = storage
         .delete(key, pre)
         .await
-        .map_err(|e| target.status(name, e))
+        .map_err(|e| target.status(name, e))?;
+    crate::quota::replenish(target.shared, target.def, target.namespace).await;
+    Ok(deleted)
 }
 
 /// Checks a name given in a body against the request's.
@@ -154,6 +156,9 @@ pub(crate) async fn update(
         }
         (stored, _) => stored?,
     };
+    if subresource == Subresource::Main {
+        super::create::sync_quota(target, &stored).await;
+    }
     Ok(Written::new(target.def, stored, false).with_decode_warnings(decoded))
 }
 

@@ -14,6 +14,8 @@ use crate::resource::ResourceDef;
 
 mod affinity;
 mod autoscaling;
+mod certificates;
+mod cluster;
 mod container;
 mod downward;
 mod duplicates;
@@ -21,6 +23,7 @@ mod env;
 mod events;
 pub(crate) mod field;
 mod files;
+mod limits;
 mod network;
 mod pod;
 mod pod_update;
@@ -40,8 +43,15 @@ mod volume;
 mod workloads;
 
 pub(crate) use autoscaling::hpa;
+pub(crate) use certificates::{CsrWrite, csr, csr_update};
+pub(crate) use cluster::{
+    controller_revision, controller_revision_update, csi_driver, csi_driver_update, csi_node,
+    flow_schema, ingress_class, ingress_class_update, priority_level, runtime_class,
+    runtime_class_update, volume_attachment, volume_attachment_update,
+};
 pub(crate) use duplicates::from_slice_with_duplicates;
 pub(crate) use events::{event, event_update};
+pub(crate) use limits::limit_range;
 pub(crate) use network::{endpoint_slice, endpoint_slice_update, ingress, network_policy};
 pub(crate) use pod::pod_create;
 pub(crate) use pod_update::{ephemeral_containers_update, pod_update};
@@ -186,6 +196,8 @@ pub(crate) fn name_causes(def: &ResourceDef, name: &str) -> Vec<Cause> {
         ("", "Namespace") => label_errors(name),
         ("", "Service") => dns1035_errors(name),
         ("rbac.authorization.k8s.io", _) => path_segment_errors(name),
+        // ValidateCertificateRequestName accepts any name; the store's key needs a path segment.
+        ("certificates.k8s.io", "CertificateSigningRequest") => path_segment_errors(name),
         _ => subdomain_errors(name),
     };
     errs.into_iter()

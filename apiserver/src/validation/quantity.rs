@@ -199,6 +199,33 @@ impl Quantity {
         Some(())
     }
 
+    /// `Quantity.Add`: the sum, in `self`'s format (`other`'s when `self` is zero); None past
+    /// what this server represents.
+    pub(crate) fn add(&self, other: &Quantity) -> Option<Quantity> {
+        let exponent = self.exponent.min(other.exponent);
+        let scaled = |q: &Quantity| {
+            pow10(u32::try_from(q.exponent - exponent).ok()?)
+                .and_then(|p| q.mantissa.checked_mul(p))
+        };
+        let mantissa = scaled(self)?.checked_add(scaled(other)?)?;
+        let format = if self.mantissa == 0 {
+            other.format
+        } else {
+            self.format
+        };
+        Some(Quantity {
+            mantissa,
+            exponent,
+            format,
+            written: None,
+        })
+    }
+
+    /// Zero (`0`, decimal).
+    pub(crate) fn zero() -> Quantity {
+        Quantity::int(0)
+    }
+
     /// Whether the quantity is zero.
     pub(crate) fn is_zero(&self) -> bool {
         self.mantissa == 0

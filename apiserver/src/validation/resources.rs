@@ -14,7 +14,7 @@ use super::{Cause, qualified_name_errors};
 
 const HUGE_PAGES: &str = "hugepages-";
 /// `standardResources` of `pkg/apis/core/helper`.
-const STANDARD: &[&str] = &[
+pub(super) const STANDARD: &[&str] = &[
     "cpu",
     "memory",
     "ephemeral-storage",
@@ -52,7 +52,7 @@ fn overcommit_allowed(name: &str) -> bool {
 }
 
 /// `validateContainerResourceName`, the values printed bare as Go prints a `ResourceName`.
-fn name_causes(name: &str, path: &str) -> Vec<Cause> {
+pub(super) fn name_causes(name: &str, path: &str) -> Vec<Cause> {
     let mut causes: Vec<Cause> = qualified_name_errors(name)
         .iter()
         .map(|m| invalid(path, name, m))

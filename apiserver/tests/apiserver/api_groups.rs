@@ -72,20 +72,26 @@ async fn token_review_authenticates_the_tokens_create_token_issues() {
             .0,
         201
     );
-    let request = json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"audiences": ["api"]}});
-    let (code, issued) = post(
-        &c,
-        "/api/v1/namespaces/default/serviceaccounts/robot/token",
-        &request,
-    )
-    .await;
-    assert_eq!(code, 201);
-    let token = issued["status"]["token"].as_str().unwrap();
-    let review = |token: &str| json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": {"token": token}});
+    let token_for = |audiences: Value| {
+        let request = json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"audiences": audiences}});
+        let c = c.clone();
+        async move {
+            let (code, issued) = post(
+                &c,
+                "/api/v1/namespaces/default/serviceaccounts/robot/token",
+                &request,
+            )
+            .await;
+            assert_eq!(code, 201);
+            issued["status"]["token"].as_str().unwrap().to_owned()
+        }
+    };
+    let api_token = token_for(json!(["api"])).await;
+    let review = |token: &str| json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": {"token": token, "audiences": ["api"]}});
     let (code, answer) = post(
         &c,
         "/apis/authentication.k8s.io/v1/tokenreviews",
-        &review(token),
+        &review(&api_token),
     )
     .await;
     assert_eq!(code, 201);
@@ -98,12 +104,13 @@ async fn token_review_authenticates_the_tokens_create_token_issues() {
     let (_, forged) = post(
         &c,
         "/apis/authentication.k8s.io/v1/tokenreviews",
-        &review("kcache.bm90IGpzb24"),
+        &review("eyJhbGciOiJFUzI1NiJ9.bm90IGpzb24.c2ln"),
     )
     .await;
     assert_eq!(forged["status"]["authenticated"], false);
-    // A request bearing the token is the service account.
-    let as_robot = kcache_apiserver::client_for(&s.url(), Some(token), "default").unwrap();
+    // A request bearing a token for the API audience is the service account.
+    let token = token_for(json!([])).await;
+    let as_robot = kcache_apiserver::client_for(&s.url(), Some(&token), "default").unwrap();
     let ssr = json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"});
     let (code, me) = post(
         &as_robot,
