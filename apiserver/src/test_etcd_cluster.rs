@@ -323,15 +323,22 @@ impl TestEtcdCluster {
         let mut client = Client::connect([self.url(other)], None)
             .await
             .map_err(std::io::Error::other)?;
-        client
-            .member_remove(id)
-            .await
-            .map_err(std::io::Error::other)?;
+        // etcd refuses reconfiguration ("unhealthy cluster") until the members left have been
+        // connected for a while (its strict reconfiguration check): ask again, bounded.
+        let deadline = Instant::now() + READY_TIMEOUT;
+        while let Err(e) = client.member_remove(id).await {
+            if Instant::now() >= deadline {
+                return Err(std::io::Error::other(e));
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
         remove_dir(&self.data_dir(i))?;
-        client
-            .member_add([peer], None)
-            .await
-            .map_err(std::io::Error::other)?;
+        while let Err(e) = client.member_add([peer.clone()], None).await {
+            if Instant::now() >= deadline {
+                return Err(std::io::Error::other(e));
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
         self.spawn(i, "existing")?;
         self.wait_ready(i).await
     }
