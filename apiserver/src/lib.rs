@@ -88,6 +88,8 @@ mod skip;
 mod storage;
 #[cfg(feature = "etcd")]
 mod test_etcd;
+#[cfg(feature = "etcd")]
+mod test_etcd_cluster;
 mod testing;
 mod tokens;
 mod validation;
@@ -110,4 +112,6 @@ pub use storage::{
 pub use storage::{DEFAULT_PREFIX, EtcdConfig, EtcdStorage};
 #[cfg(feature = "etcd")]
 pub use test_etcd::TestEtcd;
+#[cfg(feature = "etcd")]
+pub use test_etcd_cluster::TestEtcdCluster;
 pub use testing::{ServeError, TestServer, client_config, client_for, serve};

@@ -8,7 +8,8 @@
 //! ```
 //!
 //! With the `etcd` feature, `--etcd http://127.0.0.1:2379` keeps the objects in etcd instead of
-//! in memory.
+//! in memory; `--etcd-servers http://a:2379,http://b:2379,http://c:2379` names the members of
+//! an etcd cluster, and requests go to the healthy ones.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -60,7 +61,13 @@ struct Args {
     #[cfg(feature = "etcd")]
     #[arg(long, value_name = "URL")]
     etcd: Vec<String>,
-    /// The etcd key prefix (with --etcd).
+    /// Keep objects in etcd v3 at these client URLs, comma-separated, as kube-apiserver's
+    /// `--etcd-servers` (may be combined with --etcd). Requests go to the members whose last
+    /// health check passed.
+    #[cfg(feature = "etcd")]
+    #[arg(long, value_name = "URLS", value_delimiter = ',')]
+    etcd_servers: Vec<String>,
+    /// The etcd key prefix (with --etcd or --etcd-servers).
     #[cfg(feature = "etcd")]
     #[arg(long, value_name = "PREFIX", default_value = kcache_apiserver::DEFAULT_PREFIX)]
     etcd_prefix: String,
@@ -111,12 +118,19 @@ async fn run(args: Args) -> Result<(), String> {
         builder = builder.token(token.clone());
     }
     #[cfg(feature = "etcd")]
-    if !args.etcd.is_empty() {
-        let config = kcache_apiserver::EtcdConfig::new(args.etcd.clone()).prefix(&args.etcd_prefix);
+    if !args.etcd.is_empty() || !args.etcd_servers.is_empty() {
+        let endpoints: Vec<String> = args
+            .etcd
+            .iter()
+            .chain(&args.etcd_servers)
+            .filter(|url| !url.is_empty())
+            .cloned()
+            .collect();
+        let config = kcache_apiserver::EtcdConfig::new(endpoints.clone()).prefix(&args.etcd_prefix);
         let storage = kcache_apiserver::EtcdStorage::connect(config)
             .await
             .map_err(|e| e.to_string())?;
-        tracing::info!(endpoints = ?args.etcd, prefix = %args.etcd_prefix, "storing objects in etcd");
+        tracing::info!(?endpoints, prefix = %args.etcd_prefix, "storing objects in etcd");
         builder = builder.storage(std::sync::Arc::new(storage));
     }
     let server = builder.build();

@@ -35,7 +35,7 @@ pub struct TestEtcd {
 }
 
 /// The etcd binary to run, if any.
-fn find_binary() -> Option<PathBuf> {
+pub(crate) fn find_binary() -> Option<PathBuf> {
     if let Some(path) = std::env::var_os("ETCD") {
         return Some(PathBuf::from(path));
     }
@@ -46,7 +46,8 @@ fn find_binary() -> Option<PathBuf> {
     })
 }
 
-fn free_port() -> std::io::Result<u16> {
+/// A port free on `127.0.0.1` now.
+pub(crate) fn free_port() -> std::io::Result<u16> {
     Ok(TcpListener::bind(("127.0.0.1", 0))?.local_addr()?.port())
 }
 

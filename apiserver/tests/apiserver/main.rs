@@ -15,6 +15,10 @@ mod crds;
 mod crds_kube;
 mod defaulting;
 mod deletes;
+#[cfg(feature = "etcd")]
+mod etcd_cluster;
+#[cfg(feature = "etcd")]
+mod etcd_workload;
 mod events;
 mod faults;
 mod field_validation;

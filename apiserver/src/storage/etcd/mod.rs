@@ -12,8 +12,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use etcd_client::{
-    Client, CompactionOptions, Compare, CompareOp, ConnectOptions, GetOptions, KeyValue, Txn,
-    TxnOp, TxnOpResponse,
+    Client, CompactionOptions, Compare, CompareOp, ConnectOptions, GetOptions, KeyValue, KvClient,
+    Txn, TxnOp, TxnOpResponse,
 };
 use futures::FutureExt;
 use tokio::sync::watch;
@@ -24,7 +24,10 @@ use super::{
 };
 use crate::object::Object;
 
+mod endpoints;
 mod watch_task;
+
+use endpoints::{Call, Endpoints};
 
 /// The largest gRPC message read from etcd (etcd-client's default is 4 MiB; a watch response
 /// may batch many large objects).
@@ -51,6 +54,15 @@ pub struct EtcdConfig {
     pub progress_interval: Duration,
     /// The longest pause between attempts to re-establish a broken watch.
     pub max_watch_backoff: Duration,
+    /// How often each endpoint's health (its maintenance `status`, and that it knows a leader)
+    /// is checked; requests go only to endpoints whose last check passed.
+    pub health_interval: Duration,
+    /// How long a health check waits for an endpoint's answer.
+    pub health_timeout: Duration,
+    /// How long a request that provably never reached etcd (a connect error, `no leader`), or a
+    /// read that failed in transit, is sent again to another endpoint before its error is
+    /// returned. A write that may have been applied is never sent again.
+    pub retry_window: Duration,
 }
 
 impl EtcdConfig {
@@ -62,6 +74,9 @@ impl EtcdConfig {
             connect_timeout: Duration::from_secs(5),
             progress_interval: Duration::from_millis(50),
             max_watch_backoff: Duration::from_secs(1),
+            health_interval: Duration::from_millis(250),
+            health_timeout: Duration::from_secs(1),
+            retry_window: Duration::from_secs(5),
         }
     }
 
@@ -98,7 +113,7 @@ impl EtcdConfig {
 /// the event of the same revision (etcd issue 15220), so an answer of revision `R` is trusted as
 /// `R - 1` until a second one confirms `R`, as the Kubernetes watch cache does.
 pub struct EtcdStorage {
-    client: Client,
+    endpoints: Arc<Endpoints>,
     prefix: String,
     config: EtcdConfig,
     /// The highest revision any etcd response showed.
@@ -115,6 +130,11 @@ impl fmt::Debug for EtcdStorage {
             .field("revision", &*self.seen.borrow())
             .finish()
     }
+}
+
+/// A KV client of `client` that reads messages up to [`MAX_MESSAGE`].
+fn kv(client: &Client) -> KvClient {
+    client.kv_client().max_decoding_message_size(MAX_MESSAGE)
 }
 
 fn backend(err: impl fmt::Display) -> StorageError {
@@ -149,38 +169,55 @@ fn encode(object: &Object) -> Vec<u8> {
 }
 
 impl EtcdStorage {
-    /// Connects to etcd.
+    /// Connects to etcd: one client per endpoint (connected lazily), each health-checked every
+    /// `config.health_interval`, requests routed to the healthy ones.
+    ///
+    /// Must be called within a Tokio runtime (the health checks run as a task, which ends when
+    /// the storage is dropped).
     pub async fn connect(config: EtcdConfig) -> Result<Self, StorageError> {
+        if config.endpoints.is_empty() {
+            return Err(StorageError::Backend("no etcd endpoints given".to_owned()));
+        }
+        // `hasleader` metadata: a member without a leader refuses requests before handling them
+        // (so they can be sent to another member) and ends watches (re-established elsewhere).
         let options = ConnectOptions::new()
             .with_connect_timeout(config.connect_timeout)
-            .with_keep_alive(Duration::from_secs(10), Duration::from_secs(5));
-        let client = Client::connect(&config.endpoints, Some(options))
-            .await
-            .map_err(|e| {
-                StorageError::Backend(format!(
-                    "cannot connect to etcd at {}: {e}",
-                    config.endpoints.join(",")
-                ))
-            })?;
-        Ok(Self::with_client(client, config))
+            .with_keep_alive(Duration::from_secs(10), Duration::from_secs(5))
+            .with_require_leader(true);
+        let mut members = Vec::with_capacity(config.endpoints.len());
+        for url in &config.endpoints {
+            let client = Client::connect([url], Some(options.clone()))
+                .await
+                .map_err(|e| {
+                    StorageError::Backend(format!("cannot connect to etcd at {url}: {e}"))
+                })?;
+            members.push((url.clone(), client));
+        }
+        let storage = Self::with_members(members, config);
+        Endpoints::spawn_health_checks(
+            &storage.endpoints,
+            storage.config.health_interval,
+            storage.config.health_timeout,
+        );
+        Ok(storage)
     }
 
-    /// Uses an etcd client already connected (`config.endpoints` is only informative).
+    /// Uses an etcd client already connected (`config.endpoints` is only informative): all
+    /// requests go through it, with no health checks of its endpoints.
     pub fn with_client(client: Client, config: EtcdConfig) -> Self {
+        let url = config.endpoints.join(",");
+        Self::with_members(vec![(url, client)], config)
+    }
+
+    fn with_members(members: Vec<(String, Client)>, config: EtcdConfig) -> Self {
         let prefix = config.prefix.trim_end_matches('/').to_owned();
         Self {
-            client,
+            endpoints: Endpoints::new(members, &config),
             prefix,
             config,
             seen: watch::channel(0).0,
             compacted: watch::channel(0).0,
         }
-    }
-
-    fn kv(&self) -> etcd_client::KvClient {
-        self.client
-            .kv_client()
-            .max_decoding_message_size(MAX_MESSAGE)
     }
 
     /// The etcd key of a storage key.
@@ -238,8 +275,11 @@ impl EtcdStorage {
 
     /// The current object of `key` and its `mod_revision` (0: absent).
     async fn current(&self, key: &[u8]) -> Result<(Option<Arc<Object>>, i64), StorageError> {
-        let mut kv = self.kv();
-        let response = kv.get(key, None).await.map_err(backend)?;
+        let response = self
+            .endpoints
+            .call(Call::Read, |c| async move { kv(&c).get(key, None).await })
+            .await
+            .map_err(backend)?;
         self.saw_header(response.header());
         match response.kvs().first() {
             Some(found) => Ok((Some(Arc::new(Self::decode(found)?)), found.mod_revision())),
@@ -259,8 +299,14 @@ impl EtcdStorage {
             .when([Compare::mod_revision(key, CompareOp::Equal, expected)])
             .and_then([op])
             .or_else([TxnOp::get(key, None)]);
-        let mut kv = self.kv();
-        let response = kv.txn(txn).await.map_err(backend)?;
+        let response = self
+            .endpoints
+            .call(Call::Write, |c| {
+                let txn = txn.clone();
+                async move { kv(&c).txn(txn).await }
+            })
+            .await
+            .map_err(backend)?;
         let revision = self.saw_header(response.header());
         if response.succeeded() {
             return Ok(Ok(revision));
@@ -351,8 +397,11 @@ impl EtcdStorage {
                 options = options.with_revision(to_revision(revision));
             }
             let mut response = self
-                .kv()
-                .get(start, Some(options))
+                .endpoints
+                .call(Call::Read, |c| {
+                    let (start, options) = (start.clone(), options.clone());
+                    async move { kv(&c).get(start, Some(options)).await }
+                })
                 .await
                 .map_err(|e| self.read_error(e, requested.unwrap_or(0)))?;
             let at = *revision.get_or_insert(self.saw_header(response.header()));
@@ -398,21 +447,31 @@ impl EtcdStorage {
         let options = GetOptions::new()
             .with_range(range_end(&prefix))
             .with_count_only();
-        let mut kv = self.kv();
-        let response = kv.get(prefix, Some(options)).await.map_err(backend)?;
+        let response = self
+            .endpoints
+            .call(Call::Read, |c| {
+                let (prefix, options) = (prefix.clone(), options.clone());
+                async move { kv(&c).get(prefix, Some(options)).await }
+            })
+            .await
+            .map_err(backend)?;
         Ok(self.saw_header(response.header()))
     }
 
     async fn compact_at(&self, revision: u64) -> Result<(), StorageError> {
         let revision = revision.min(*self.seen.borrow()).max(1);
-        let mut client = self.client.clone();
-        match client
-            .compact(
-                to_revision(revision),
-                Some(CompactionOptions::new().with_physical()),
-            )
-            .await
-        {
+        // Compacting twice to one revision is harmless: a compaction is sent again as a read.
+        let compacted = self
+            .endpoints
+            .call(Call::Read, |mut c| async move {
+                c.compact(
+                    to_revision(revision),
+                    Some(CompactionOptions::new().with_physical()),
+                )
+                .await
+            })
+            .await;
+        match compacted {
             Ok(_) => {}
             Err(e)
                 if e.to_string()

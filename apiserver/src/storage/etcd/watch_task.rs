@@ -5,12 +5,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use etcd_client::{Client, EventType as EtcdEventType, KeyValue, WatchOptions, WatchResponse};
+use etcd_client::{EventType as EtcdEventType, KeyValue, WatchOptions, WatchResponse};
 use futures::StreamExt;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
-use super::{EtcdConfig, EtcdStorage, MAX_MESSAGE, from_revision, range_end, to_revision};
+use super::{
+    Endpoints, EtcdConfig, EtcdStorage, MAX_MESSAGE, from_revision, range_end, to_revision,
+};
 use crate::storage::{EventType, StorageError, StorageEvent, StorageWatch, WatchItem};
 
 impl EtcdStorage {
@@ -20,7 +22,7 @@ impl EtcdStorage {
         let (tx, rx) = mpsc::channel(256);
         let etcd_prefix = self.etcd_key(&prefix);
         let task = WatchTask {
-            client: self.client.clone(),
+            endpoints: Arc::clone(&self.endpoints),
             storage_prefix: prefix,
             etcd_prefix,
             delivered: from,
@@ -40,7 +42,9 @@ impl EtcdStorage {
 
 /// One storage watch: an etcd watch re-established from where it was whenever it breaks.
 struct WatchTask {
-    client: Client,
+    /// The etcd members; each etcd watch goes to a healthy one, and is re-established on
+    /// another when its member turns unhealthy.
+    endpoints: Arc<Endpoints>,
     storage_prefix: String,
     etcd_prefix: Vec<u8>,
     /// The last revision handed out (an event's or a progress notification's).
@@ -110,7 +114,20 @@ impl WatchTask {
         if self.progress {
             options = options.with_progress_notify();
         }
-        let mut client = self
+        let endpoints = Arc::clone(&self.endpoints);
+        let Some((_, member)) = endpoints.pick(None) else {
+            return WatchEnd::Broken;
+        };
+        let was_healthy = member.is_healthy();
+        let member_down = async {
+            if was_healthy {
+                member.unhealthy().await;
+            } else {
+                std::future::pending::<()>().await;
+            }
+        };
+        tokio::pin!(member_down);
+        let mut client = member
             .client
             .watch_client()
             .max_decoding_message_size(MAX_MESSAGE);
@@ -133,6 +150,10 @@ impl WatchTask {
         loop {
             tokio::select! {
                 () = self.tx.closed() => return WatchEnd::Dropped,
+                () = &mut member_down => {
+                    tracing::debug!(prefix = %self.storage_prefix, endpoint = %member.url, "etcd member turned unhealthy: watching through another");
+                    return WatchEnd::Broken;
+                }
                 message = stream.message() => match message {
                     Ok(Some(response)) => {
                         if let Some(end) = self.handle(response).await {
