@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kcache_reflector::ReflectorStore;
+use kcache_testkit::within;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -65,12 +66,17 @@ async fn a_stuck_watcher_is_cut_off_and_the_others_keep_flowing() {
         tokio::task::yield_now().await;
     }
     assert_eq!(
-        reader.await.unwrap(),
+        within("the fast watcher's twenty events", reader)
+            .await
+            .unwrap(),
         20,
         "the fast watcher saw every event"
     );
     let mut buffered = 0;
-    while stuck.rx.recv().await.is_some() {
+    while within("the stuck watcher's stream to end", stuck.rx.recv())
+        .await
+        .is_some()
+    {
         buffered += 1;
     }
     assert!(
@@ -96,7 +102,9 @@ async fn a_watch_older_than_the_window_is_too_old_and_a_relist_empties_the_windo
     let mut open = watch_after(&cache, 6).unwrap();
     cache.replace(vec![cm("only", 10)], "10").unwrap();
     assert!(
-        open.rx.recv().await.is_none(),
+        within("the relist to end the watcher", open.rx.recv())
+            .await
+            .is_none(),
         "a relist ends every watcher"
     );
     assert!(watch_after(&cache, 6).is_err());
@@ -151,11 +159,14 @@ async fn bookmarks_carry_the_latest_dispatched_resource_version() {
     cache.add(cm("a", 2)).unwrap();
     cache.bookmark("7");
     assert!(matches!(
-        w.rx.recv().await,
+        within("the added event", w.rx.recv()).await,
         Some(Msg::Event(WatchKind::Added, _))
     ));
     tokio::time::advance(Duration::from_secs(61)).await;
-    assert!(matches!(w.rx.recv().await, Some(Msg::Bookmark(7))));
+    assert!(matches!(
+        within("the bookmark", w.rx.recv()).await,
+        Some(Msg::Bookmark(7))
+    ));
 }
 
 fn cm_with(name: &str, rv: u64, metadata: serde_json::Value) -> Arc<Object> {

@@ -4,6 +4,7 @@
 //! the caches was ended. Each test waits with `wait_controllers_idle`, never a sleep, and runs
 //! on memory and on etcd.
 
+use kcache_testkit::within;
 use serde_json::{Value, json};
 
 use crate::crds::{create_established, widget_crd};
@@ -60,14 +61,18 @@ async fn a_dependent_created_after_its_owner_was_deleted_is_collected(backend: B
         delete_with(&c, &format!("{CONFIGMAPS}/owner"), "Background").await,
         200
     );
-    s.wait_controllers_idle().await.unwrap();
+    within("the controllers to go idle", s.wait_controllers_idle())
+        .await
+        .unwrap();
     configmap(
         &c,
         json!({"name": "late", "ownerReferences": owner_ref(&owner, true)}),
     )
     .await;
     let kept = configmap(&c, json!({"name": "kept"})).await;
-    s.wait_controllers_idle().await.unwrap();
+    within("the controllers to go idle", s.wait_controllers_idle())
+        .await
+        .unwrap();
     assert_eq!(get(&c, &format!("{CONFIGMAPS}/late")).await.0, 404);
     let (code, still) = get(&c, &format!("{CONFIGMAPS}/kept")).await;
     assert_eq!(code, 200, "an object without owners stays");
@@ -83,13 +88,17 @@ async fn a_custom_resource_of_a_crd_served_later_is_collected_when_its_owner_is_
     let c = s.client().unwrap();
     let owner = configmap(&c, json!({"name": "owner"})).await;
     create_established(&c, &widget_crd()).await;
-    s.wait_controllers_idle().await.unwrap();
+    within("the controllers to go idle", s.wait_controllers_idle())
+        .await
+        .unwrap();
     widget(
         &c,
         json!({"name": "w", "ownerReferences": owner_ref(&owner, true)}),
     )
     .await;
-    s.wait_controllers_idle().await.unwrap();
+    within("the controllers to go idle", s.wait_controllers_idle())
+        .await
+        .unwrap();
     assert_eq!(
         get(&c, &format!("{WIDGETS}/w")).await.0,
         200,
@@ -99,7 +108,9 @@ async fn a_custom_resource_of_a_crd_served_later_is_collected_when_its_owner_is_
         delete_with(&c, &format!("{CONFIGMAPS}/owner"), "Background").await,
         200
     );
-    s.wait_controllers_idle().await.unwrap();
+    within("the controllers to go idle", s.wait_controllers_idle())
+        .await
+        .unwrap();
     assert_eq!(get(&c, &format!("{WIDGETS}/w")).await.0, 404);
 }
 
@@ -117,19 +128,25 @@ async fn an_owner_deleted_in_foreground_waits_for_a_custom_resource_dependent_ad
         "ownerReferences": owner_ref(&owner, true)});
     configmap(&c, held).await;
     assert_eq!(delete_with(&c, &owner_path, "Foreground").await, 200);
-    s.wait_controllers_idle().await.unwrap();
+    within("the controllers to go idle", s.wait_controllers_idle())
+        .await
+        .unwrap();
     create_established(&c, &widget_crd()).await;
     let late = json!({"name": "late", "finalizers": ["example.com/hold"],
         "ownerReferences": owner_ref(&owner, true)});
     widget(&c, late).await;
-    s.wait_controllers_idle().await.unwrap();
+    within("the controllers to go idle", s.wait_controllers_idle())
+        .await
+        .unwrap();
     let (_, w) = get(&c, &format!("{WIDGETS}/late")).await;
     assert!(
         w["metadata"]["deletionTimestamp"].is_string(),
         "the dependent of a waiting owner is deleted: {w}"
     );
     release(&c, &format!("{CONFIGMAPS}/held")).await;
-    s.wait_controllers_idle().await.unwrap();
+    within("the controllers to go idle", s.wait_controllers_idle())
+        .await
+        .unwrap();
     let (code, waiting) = get(&c, &owner_path).await;
     assert_eq!(code, 200, "the owner waits for the custom resource");
     assert_eq!(
@@ -137,7 +154,9 @@ async fn an_owner_deleted_in_foreground_waits_for_a_custom_resource_dependent_ad
         json!(["foregroundDeletion"])
     );
     release(&c, &format!("{WIDGETS}/late")).await;
-    s.wait_controllers_idle().await.unwrap();
+    within("the controllers to go idle", s.wait_controllers_idle())
+        .await
+        .unwrap();
     assert_eq!(get(&c, &format!("{WIDGETS}/late")).await.0, 404);
     assert_eq!(get(&c, &owner_path).await.0, 404);
 }
@@ -153,12 +172,16 @@ async fn the_collector_still_follows_the_caches_after_every_watch_was_ended(back
         json!({"name": "dependent", "ownerReferences": owner_ref(&owner, true)}),
     )
     .await;
-    s.wait_controllers_idle().await.unwrap();
+    within("the controllers to go idle", s.wait_controllers_idle())
+        .await
+        .unwrap();
     s.end_all_watches();
     assert_eq!(
         delete_with(&c, &format!("{CONFIGMAPS}/owner"), "Background").await,
         200
     );
-    s.wait_controllers_idle().await.unwrap();
+    within("the controllers to go idle", s.wait_controllers_idle())
+        .await
+        .unwrap();
     assert_eq!(get(&c, &format!("{CONFIGMAPS}/dependent")).await.0, 404);
 }

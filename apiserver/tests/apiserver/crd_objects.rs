@@ -3,6 +3,7 @@
 //! merges custom objects by their CRD version's structural schema (a `map` list keeps each
 //! manager's entries).
 
+use kcache_testkit::within;
 use serde_json::{Value, json};
 
 use crate::crds::{create_established, widget_crd};
@@ -42,7 +43,9 @@ async fn the_garbage_collector_sees_custom_resources_of_a_crd_created_later(back
     assert_eq!(code, 200);
     let (code, _) = request(&c, "DELETE", &format!("{CONFIGMAPS}/owner"), None).await;
     assert_eq!(code, 200);
-    s.wait_controllers_idle().await.unwrap();
+    within("the controllers to go idle", s.wait_controllers_idle())
+        .await
+        .unwrap();
     assert_eq!(
         get(&c, &format!("{CONFIGMAPS}/dependent")).await.0,
         404,

@@ -2,6 +2,7 @@
 //! are stored in the storage version and every read and write answers in the version it
 //! addresses, each version's schema validating, pruning and defaulting its writes.
 
+use kcache_testkit::within;
 use serde_json::{Value, json};
 
 use crate::crds::create_established;
@@ -55,9 +56,16 @@ async fn served_gadgets(
     let s = backend.server().await?;
     let c = client(&s);
     create_established(&c, &gadget_crd()).await;
-    s.wait_served("example.com", "v1beta1", "gadgets", true)
-        .await;
-    s.wait_served("example.com", "v1", "gadgets", true).await;
+    within(
+        "the version's served state",
+        s.wait_served("example.com", "v1beta1", "gadgets", true),
+    )
+    .await;
+    within(
+        "the version's served state",
+        s.wait_served("example.com", "v1", "gadgets", true),
+    )
+    .await;
     Some((s, c))
 }
 
@@ -221,8 +229,11 @@ async fn a_new_storage_version_is_recorded_and_stores_new_writes(backend: Backen
         updated["status"]["storedVersions"],
         json!(["v1", "v1beta1"])
     );
-    s.wait_storage_version("example.com", "v1", "gadgets", "v1beta1")
-        .await;
+    within(
+        "the new storage version",
+        s.wait_storage_version("example.com", "v1", "gadgets", "v1beta1"),
+    )
+    .await;
     assert_eq!(
         post(&c, V1, &gadget("v1", "new", json!({"size": 2})))
             .await
@@ -258,7 +269,9 @@ async fn a_new_storage_version_is_recorded_and_stores_new_writes(backend: Backen
     let orphan = Some(("application/json", orphan.to_string().into_bytes()));
     let (code, _) = request(&c, "DELETE", &format!("{V1}/new"), orphan).await;
     assert_eq!(code, 200);
-    s.wait_controllers_idle().await.unwrap();
+    within("the controllers to go idle", s.wait_controllers_idle())
+        .await
+        .unwrap();
     let (_, child) = get(&c, &format!("{V1}/child")).await;
     assert_eq!(child["metadata"].get("ownerReferences"), None, "{child}");
     assert_eq!(stored_api_version(&s, "child").await, "example.com/v1beta1");

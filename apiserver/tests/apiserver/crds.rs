@@ -2,6 +2,7 @@
 //! CRUD, list/watch), objects are validated, pruned and defaulted by the version's schema, and
 //! a deleted CRD takes its objects with it.
 
+use kcache_testkit::within;
 use serde_json::{Value, json};
 
 use crate::support::*;
@@ -324,7 +325,11 @@ async fn updating_a_crd_takes_effect_live(backend: Backend) {
     let (code, body) = put(&c, &format!("{CRDS}/widgets.example.com"), &updated).await;
     assert_eq!(code, 200, "{body}");
     assert_eq!(body["metadata"]["generation"], 2);
-    s.wait_served("example.com", "v2", "widgets", true).await;
+    within(
+        "the version's served state",
+        s.wait_served("example.com", "v2", "widgets", true),
+    )
+    .await;
     let (code, list) = get(&c, "/apis/example.com/v2").await;
     assert_eq!(
         (code, &list["resources"][0]["name"]),
@@ -353,7 +358,11 @@ async fn updating_a_crd_takes_effect_live(backend: Backend) {
     removed["spec"]["versions"][1]["served"] = json!(false);
     let (code, body) = put(&c, &format!("{CRDS}/widgets.example.com"), &removed).await;
     assert_eq!(code, 200, "{body}");
-    s.wait_served("example.com", "v2", "widgets", false).await;
+    within(
+        "the version's served state",
+        s.wait_served("example.com", "v2", "widgets", false),
+    )
+    .await;
     assert_eq!(get(&c, "/apis/example.com/v2").await.0, 404);
 }
 
@@ -433,7 +442,9 @@ async fn a_server_restarted_on_etcd_serves_crds_and_finishes_a_custom_cascade() 
         assert_eq!(put(&c, &format!("{WIDGETS}/parent"), &marked).await.0, 200);
         let (code, _) = request(&c, "DELETE", &format!("{WIDGETS}/parent"), None).await;
         assert_eq!(code, 200);
-        s.wait_controllers_idle().await.unwrap();
+        within("the controllers to go idle", s.wait_controllers_idle())
+            .await
+            .unwrap();
         assert_eq!(
             get(&c, &format!("{WIDGETS}/child")).await.0,
             200,
@@ -448,7 +459,9 @@ async fn a_server_restarted_on_etcd_serves_crds_and_finishes_a_custom_cascade() 
     }
     let s = TestServer::start_with(builder()).await.unwrap();
     let c = client(&s);
-    s.wait_controllers_idle().await.unwrap();
+    within("the controllers to go idle", s.wait_controllers_idle())
+        .await
+        .unwrap();
     for path in [
         format!("{WIDGETS}/parent"),
         format!("{WIDGETS}/child"),

@@ -2,6 +2,7 @@
 //! deletion, pod deletion grace. Each test waits for the in-server controllers with
 //! `wait_controllers_idle`, never a sleep. Each runs on memory and on etcd.
 
+use kcache_testkit::within;
 use serde_json::{Value, json};
 
 use crate::kubectl::{kubectl, kubectl_status, session};
@@ -86,7 +87,9 @@ async fn background_deletion_collects_the_whole_chain_after_the_owner(backend: B
     let (code, _) = delete_with(&c, &deploy, "Background").await;
     assert_eq!(code, 200);
     assert_eq!(get(&c, &deploy).await.0, 404, "the owner goes at once");
-    s.wait_controllers_idle().await.unwrap();
+    within("the controllers to go idle", s.wait_controllers_idle())
+        .await
+        .unwrap();
     for path in [&rs, &pods[0], &pods[1]] {
         assert_eq!(get(&c, path).await.0, 404, "{path}");
     }
@@ -110,7 +113,9 @@ async fn foreground_deletion_deletes_dependents_first_then_the_owner(backend: Ba
         json!(["foregroundDeletion"])
     );
     assert!(marked["metadata"]["deletionTimestamp"].is_string());
-    s.wait_controllers_idle().await.unwrap();
+    within("the controllers to go idle", s.wait_controllers_idle())
+        .await
+        .unwrap();
     assert_eq!(get(&c, &pods[1]).await.0, 404);
     let (_, pod) = get(&c, &pods[0]).await;
     assert!(pod["metadata"]["deletionTimestamp"].is_string(), "{pod}");
@@ -128,7 +133,9 @@ async fn foreground_deletion_deletes_dependents_first_then_the_owner(backend: Ba
     let (_, mut held) = get(&c, &pods[0]).await;
     held["metadata"]["finalizers"] = json!([]);
     assert_eq!(put(&c, &pods[0], &held).await.0, 200);
-    s.wait_controllers_idle().await.unwrap();
+    within("the controllers to go idle", s.wait_controllers_idle())
+        .await
+        .unwrap();
     for path in [&pods[0], &rs, &deploy] {
         assert_eq!(get(&c, path).await.0, 404, "{path}");
     }
@@ -144,7 +151,9 @@ async fn orphan_deletion_strips_references_and_keeps_the_dependents(backend: Bac
     let (code, marked) = delete_with(&c, &deploy, "Orphan").await;
     assert_eq!(code, 200);
     assert_eq!(marked["metadata"]["finalizers"], json!(["orphan"]));
-    s.wait_controllers_idle().await.unwrap();
+    within("the controllers to go idle", s.wait_controllers_idle())
+        .await
+        .unwrap();
     assert_eq!(get(&c, &deploy).await.0, 404);
     let (code, rs_obj) = get(&c, &rs).await;
     assert_eq!(code, 200);
@@ -172,7 +181,9 @@ async fn dependents_of_owners_that_never_existed_are_collected_and_dangling_refe
     )
     .await;
     assert_eq!(code, 201);
-    s.wait_controllers_idle().await.unwrap();
+    within("the controllers to go idle", s.wait_controllers_idle())
+        .await
+        .unwrap();
     assert_eq!(
         get(&c, "/api/v1/namespaces/default/configmaps/orphaned")
             .await
@@ -200,7 +211,9 @@ async fn dependents_of_owners_that_never_existed_are_collected_and_dangling_refe
     )
     .await;
     assert_eq!(code, 201, "{body}");
-    s.wait_controllers_idle().await.unwrap();
+    within("the controllers to go idle", s.wait_controllers_idle())
+        .await
+        .unwrap();
     let (code, half) = get(&c, &format!("{cms}/half")).await;
     assert_eq!(code, 200);
     let left = half["metadata"]["ownerReferences"].as_array().unwrap();
@@ -317,7 +330,9 @@ async fn namespace_deletion_waits_for_finalizer_held_content_then_removes_the_na
     assert_eq!(code, 200);
     assert_eq!(ns["status"]["phase"], "Terminating");
     assert_eq!(ns["spec"]["finalizers"], json!(["kubernetes"]));
-    s.wait_controllers_idle().await.unwrap();
+    within("the controllers to go idle", s.wait_controllers_idle())
+        .await
+        .unwrap();
     assert_eq!(get(&c, &format!("{base}/free")).await.0, 404);
     let (code, cm) = get(&c, &format!("{base}/held")).await;
     assert_eq!(code, 200);
@@ -334,7 +349,9 @@ async fn namespace_deletion_waits_for_finalizer_held_content_then_removes_the_na
     let (_, mut cm) = get(&c, &format!("{base}/held")).await;
     cm["metadata"]["finalizers"] = json!([]);
     assert_eq!(put(&c, &format!("{base}/held"), &cm).await.0, 200);
-    s.wait_controllers_idle().await.unwrap();
+    within("the controllers to go idle", s.wait_controllers_idle())
+        .await
+        .unwrap();
     assert_eq!(get(&c, "/api/v1/namespaces/t5").await.0, 404);
 }
 
@@ -492,7 +509,9 @@ async fn a_server_restarted_on_etcd_finishes_cascades_in_flight() {
         deploy["metadata"]["finalizers"] = json!(["foregroundDeletion"]);
         assert_eq!(put(&c, &fg.0, &deploy).await.0, 200);
         assert_eq!(request(&c, "DELETE", &fg.0, None).await.0, 200);
-        s.wait_controllers_idle().await.unwrap();
+        within("the controllers to go idle", s.wait_controllers_idle())
+            .await
+            .unwrap();
         assert_eq!(get(&c, &bg.1).await.0, 200, "nothing collected yet");
         assert_eq!(get(&c, &fg.0).await.0, 200, "the owner waits");
         s.shutdown();
@@ -500,7 +519,9 @@ async fn a_server_restarted_on_etcd_finishes_cascades_in_flight() {
     };
     let s = TestServer::start_with(builder()).await.unwrap();
     let c = s.client().unwrap();
-    s.wait_controllers_idle().await.unwrap();
+    within("the controllers to go idle", s.wait_controllers_idle())
+        .await
+        .unwrap();
     for path in [&bg.1, &bg.2[0], &bg.2[1], &fg.0, &fg.1, &fg.2[0], &fg.2[1]] {
         assert_eq!(get(&c, path).await.0, 404, "{path}");
     }

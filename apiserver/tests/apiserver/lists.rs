@@ -1,5 +1,6 @@
 //! List rules of the reference: resource versions, pagination, validation, selectors.
 
+use kcache_testkit::within;
 use serde_json::json;
 
 use crate::support::*;
@@ -112,7 +113,9 @@ async fn continue_with_a_resource_version_is_400_and_garbage_continue_is_400() {
 #[tokio::test]
 async fn rv_zero_serves_the_cache_and_ignores_limit() {
     let (s, c, _) = seeded(3).await;
-    s.wait_caches_synced().await.unwrap();
+    within("the watch caches to sync", s.wait_caches_synced())
+        .await
+        .unwrap();
     let (_, list) = get(&c, &format!("{CMS}?limit=1&resourceVersion=0")).await;
     assert_eq!(names(&list).len(), 3);
     assert!(list["metadata"].get("continue").is_none());

@@ -1,5 +1,6 @@
 //! kcache-reflector's kube-client lister-watcher against the server.
 
+use kcache_testkit::within;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -130,7 +131,9 @@ async fn kcache_reflector_relists_after_a_410_from_compaction(backend: Backend) 
     s.fail_next_requests(u32::MAX, 500);
     s.end_all_watches();
     seed(&s, &["b"]).await;
-    s.wait_caches_synced().await.unwrap();
+    within("the watch caches to sync", s.wait_caches_synced())
+        .await
+        .unwrap();
     s.compact_now().await.unwrap();
     s.fail_next_requests(0, 500);
     converges(&r.store, &[("a", "0"), ("b", "0")]).await;

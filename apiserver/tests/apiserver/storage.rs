@@ -1,6 +1,7 @@
 //! The storage conformance suite: the `Storage` contract, run against every backend (memory and
 //! etcd) by `on_every_backend!`.
 
+use kcache_testkit::within;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -130,7 +131,7 @@ async fn guaranteed_update_retries_until_no_writer_raced_it(backend: Backend) {
         }));
     }
     for t in tasks {
-        t.await.unwrap();
+        within("a writer to finish", t).await.unwrap();
     }
     let last = s.get(key("counter")).await.unwrap().unwrap();
     assert_eq!(value_of(&last), "40");
@@ -247,7 +248,7 @@ async fn list_returns_every_key_however_many(backend: Backend) {
         }));
     }
     for t in tasks {
-        t.await.unwrap();
+        within("a writer to finish", t).await.unwrap();
     }
     let all = list(&**s, None, None, 0).await.unwrap();
     assert_eq!(all.items.len(), 1201);

@@ -2,6 +2,7 @@
 //! Kubernetes' printers (`pkg/printers/internalversion/printers.go`), `includeObject`, the
 //! v1beta1 form, and Table watch events.
 
+use kcache_testkit::within;
 use serde_json::{Value, json};
 
 use crate::support::*;
@@ -113,8 +114,15 @@ async fn watch_events_carry_tables_with_the_columns_in_the_first_only() {
         .unwrap();
     let mut lines = c.request_stream(req).await.unwrap().lines();
     use futures::{AsyncBufReadExt, StreamExt};
-    let mut next =
-        async || -> Value { serde_json::from_str(&lines.next().await.unwrap().unwrap()).unwrap() };
+    let mut next = async || -> Value {
+        serde_json::from_str(
+            &within("the next watch line", lines.next())
+                .await
+                .unwrap()
+                .unwrap(),
+        )
+        .unwrap()
+    };
     let first = next().await;
     assert_eq!(
         (first["type"].as_str(), first["object"]["kind"].as_str()),

@@ -2,6 +2,7 @@
 //! watch-list, timeouts.
 
 use kcache_apiserver::TestServer;
+use kcache_testkit::within;
 use kube_client::Client;
 use serde_json::{Value, json};
 
@@ -59,7 +60,9 @@ async fn watch_from_zero_sends_the_cached_state_then_changes() {
     let s = start().await;
     let c = client(&s);
     post(&c, PODS, &pod("default", "a", "n1", "Running", "web")).await;
-    s.wait_caches_synced().await.unwrap();
+    within("the watch caches to sync", s.wait_caches_synced())
+        .await
+        .unwrap();
     let mut w = watch(&c, &format!("{PODS}?watch=1&resourceVersion=0")).await;
     assert_eq!(next_change(&mut w).await["object"]["metadata"]["name"], "a");
     // A pod bound to a node would stay for its grace period: none.
@@ -80,7 +83,9 @@ async fn too_old_watch_is_an_error_event_410_inside_a_200_stream() {
     let c = client(&s);
     let (_, a) = post(&c, PODS, &pod("default", "a", "n1", "Running", "web")).await;
     post(&c, PODS, &pod("default", "b", "n1", "Running", "web")).await;
-    s.wait_caches_synced().await.unwrap();
+    within("the watch caches to sync", s.wait_caches_synced())
+        .await
+        .unwrap();
     s.compact_now().await.unwrap();
     let mut w = watch(&c, &format!("{PODS}?watch=1&resourceVersion={}", rv(&a))).await;
     let e = next_event(&mut w).await;

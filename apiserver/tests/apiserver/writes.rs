@@ -1,6 +1,7 @@
 //! Writes: server-set fields, optimistic concurrency, status subresource, patches, bad input,
 //! Status bodies, scale and tokens.
 
+use kcache_testkit::within;
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -368,7 +369,7 @@ async fn eight_racing_writers_with_optimistic_updates_conflict_and_lose_no_updat
     }
     let mut conflicts = 0;
     for t in tasks {
-        conflicts += t.await.unwrap();
+        conflicts += within("a writer to finish", t).await.unwrap();
     }
     assert!(conflicts > 0, "the writers raced");
     let final_cm = api.get("counter").await.unwrap();
@@ -400,7 +401,9 @@ async fn deleting_a_namespace_deletes_its_content() {
         (code, ns["status"]["phase"].as_str()),
         (200, Some("Terminating"))
     );
-    s.wait_controllers_idle().await.unwrap();
+    within("the controllers to go idle", s.wait_controllers_idle())
+        .await
+        .unwrap();
     assert_eq!(get(&c, "/api/v1/namespaces/team/configmaps/a").await.0, 404);
     assert_eq!(get(&c, "/api/v1/namespaces/team").await.0, 404);
     assert_eq!(get(&c, &format!("{CMS}/kept")).await.0, 200);

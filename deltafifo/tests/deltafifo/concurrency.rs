@@ -9,6 +9,7 @@ use k8s_openapi::api::core::v1::Pod;
 use kcache_deltafifo::{
     DeltaFifo, DeltaFifoOptions, PopError, ProcessError, Queue, RealFifo, RealFifoOptions,
 };
+use kcache_testkit::within;
 use parking_lot::Mutex;
 
 const PRODUCERS: usize = 4;
@@ -65,11 +66,13 @@ where
         })
         .collect();
     for p in producers {
-        p.await.unwrap();
+        within("a producer to add its pods", p).await.unwrap();
     }
     q.close();
     for c in consumers {
-        c.await.unwrap();
+        within("a consumer to see the queue closed", c)
+            .await
+            .unwrap();
     }
     let mut seen = seen.lock().clone();
     seen.sort();

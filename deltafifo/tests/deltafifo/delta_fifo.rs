@@ -9,6 +9,7 @@ use kcache_deltafifo::{Delta, DeltaFifo, DeltaFifoOptions, Deltas, PopError, Pro
 use kcache_store::{DeletedFinalStateUnknown, MaybeTombstone, Store, Transaction, TransactionType};
 
 use crate::common::{batch_keys, fill, key, known, pod, pop_summary, rv};
+use kcache_testkit::within;
 
 fn plain() -> DeltaFifo<Pod> {
     DeltaFifo::new(DeltaFifoOptions::default())
@@ -27,9 +28,8 @@ async fn producers_order_preserved() {
     // Touching an earlier key again does not move it.
     q.update(pod(3, 2)).unwrap();
     for i in 0..10 {
-        let key_popped = q
-            .pop(|d, _| Ok::<_, ProcessError<Infallible>>(q.key_of_deltas(d).unwrap()))
-            .await;
+        let popped = q.pop(|d, _| Ok::<_, ProcessError<Infallible>>(q.key_of_deltas(d).unwrap()));
+        let key_popped = within("an item to pop", popped).await;
         assert_eq!(key_popped.unwrap(), key(i));
     }
 }
@@ -109,12 +109,14 @@ async fn tombstone_object_from_newest_queued_delta_else_known_objects() {
         first,
         [(Updated, false, 2), (Updated, false, 3), (Deleted, true, 3)]
     );
-    let tombstone = q
-        .pop(|d, _| {
+    let tombstone = within(
+        "an item to pop",
+        q.pop(|d, _| {
             Ok::<_, ProcessError<Infallible>>(d.newest().unwrap().object().unwrap().clone())
-        })
-        .await
-        .unwrap();
+        }),
+    )
+    .await
+    .unwrap();
     let MaybeTombstone::Tombstone(t) = tombstone else {
         panic!("expected a tombstone")
     };
@@ -128,12 +130,14 @@ async fn tombstone_of_a_queued_tombstone_unwraps_its_object() {
     q.add(pod(1, 1)).unwrap();
     q.replace(vec![], "2").unwrap();
     q.replace(vec![], "3").unwrap();
-    let obj = q
-        .pop(|d, _| {
+    let obj = within(
+        "an item to pop",
+        q.pop(|d, _| {
             Ok::<_, ProcessError<Infallible>>(d.newest().unwrap().object().unwrap().clone())
-        })
-        .await
-        .unwrap();
+        }),
+    )
+    .await
+    .unwrap();
     let MaybeTombstone::Tombstone(t) = obj else {
         panic!("expected a tombstone")
     };
@@ -315,10 +319,8 @@ async fn requeue_puts_the_item_back_and_returns_the_inner_error() {
     let q = plain();
     q.add(pod(1, 1)).unwrap();
     q.add(pod(2, 1)).unwrap();
-    let err = q
-        .pop(|_, _| Err::<(), _>(ProcessError::Requeue("busy")))
-        .await
-        .unwrap_err();
+    let requeued = q.pop(|_, _| Err::<(), _>(ProcessError::Requeue("busy")));
+    let err = within("an item to pop", requeued).await.unwrap_err();
     assert!(matches!(err, PopError::Requeued("busy")));
     // Put back at the end, with its deltas.
     assert_eq!(
@@ -328,10 +330,8 @@ async fn requeue_puts_the_item_back_and_returns_the_inner_error() {
             .collect::<Vec<_>>(),
         [key(2), key(1)]
     );
-    let err = q
-        .pop(|_, _| Err::<(), _>(ProcessError::Fail("bad")))
-        .await
-        .unwrap_err();
+    let failed = q.pop(|_, _| Err::<(), _>(ProcessError::Fail("bad")));
+    let err = within("an item to pop", failed).await.unwrap_err();
     assert_eq!(err.into_inner(), Some("bad"));
     assert_eq!(q.len(), 1);
     assert_eq!(pop_summary(&q).await.unwrap().0, [(Added, false, 1)]);
@@ -440,10 +440,8 @@ async fn a_dropped_pop_loses_nothing() {
 async fn debug_output_inside_a_process_function_does_not_deadlock() {
     let q = plain();
     q.add(pod(1, 1)).unwrap();
-    let inside = q
-        .pop(|_, _| Ok::<_, ProcessError<Infallible>>(format!("{q:?}")))
-        .await
-        .unwrap();
+    let popped = q.pop(|_, _| Ok::<_, ProcessError<Infallible>>(format!("{q:?}")));
+    let inside = within("an item to pop", popped).await.unwrap();
     assert!(inside.contains("<locked>"));
     assert!(format!("{q:?}").contains("queued: 0"));
 }
@@ -468,9 +466,7 @@ async fn pop_keyed_hands_out_the_key_of_the_deltas() {
     let q = plain();
     q.add(pod(1, 1)).unwrap();
     q.update(pod(1, 2)).unwrap();
-    let keys = q
-        .pop_keyed(|batch, _| Ok::<_, ProcessError<Infallible>>(batch_keys(batch)))
-        .await
-        .unwrap();
+    let popped = q.pop_keyed(|batch, _| Ok::<_, ProcessError<Infallible>>(batch_keys(batch)));
+    let keys = within("an item to pop", popped).await.unwrap();
     assert_eq!(keys, [Some(key(1)), Some(key(1))]);
 }

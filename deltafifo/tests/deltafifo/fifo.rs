@@ -96,10 +96,12 @@ async fn fifo_add_if_not_present_keeps_the_existing_item() {
 async fn fifo_requeue_puts_the_item_back_and_returns_the_inner_error() {
     let q = Fifo::new();
     q.add(pod(1, 1)).unwrap();
-    let err = q
-        .pop(|_, _| Err::<(), _>(ProcessError::Requeue(42)))
-        .await
-        .unwrap_err();
+    let err = within(
+        "an item to pop",
+        q.pop(|_, _| Err::<(), _>(ProcessError::Requeue(42))),
+    )
+    .await
+    .unwrap_err();
     assert!(matches!(err, PopError::Requeued(42)));
     assert_eq!(pop(&q).await.unwrap().0, key(1));
 }

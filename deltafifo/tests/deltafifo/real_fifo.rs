@@ -11,6 +11,7 @@ use kcache_deltafifo::{
 use kcache_store::Store;
 
 use crate::common::{Summary, batch_keys, fill, key, known, pod, pop_summary, rv};
+use kcache_testkit::within;
 
 fn plain() -> RealFifo<Pod> {
     RealFifo::new(RealFifoOptions::default())
@@ -31,14 +32,20 @@ fn summarize(deltas: &[Delta<Pod>]) -> Vec<Summary> {
 }
 
 async fn pop_batch(q: &RealFifo<Pod>) -> Result<(Vec<Summary>, bool), PopError<Infallible>> {
-    q.pop_batch(|d, initial| Ok::<_, ProcessError<Infallible>>((summarize(d), initial)))
-        .await
+    within(
+        "an item to pop",
+        q.pop_batch(|d, initial| Ok::<_, ProcessError<Infallible>>((summarize(d), initial))),
+    )
+    .await
 }
 
 async fn pop_kind(q: &RealFifo<Pod>) -> DeltaType {
-    q.pop(|d, _| Ok::<_, ProcessError<Infallible>>(d.newest().unwrap().kind()))
-        .await
-        .unwrap()
+    within(
+        "an item to pop",
+        q.pop(|d, _| Ok::<_, ProcessError<Infallible>>(d.newest().unwrap().kind())),
+    )
+    .await
+    .unwrap()
 }
 
 #[tokio::test]
@@ -114,16 +121,18 @@ async fn atomic_mode_replace_is_one_replaced_all() {
     q.replace(vec![pod(1, 3), pod(2, 3)], "3").unwrap();
     assert_eq!(q.len(), 2);
     assert_eq!(pop_kind(&q).await, Added);
-    let (rv, n) = q
-        .pop(|d, _| match d.newest().unwrap() {
+    let (rv, n) = within(
+        "an item to pop",
+        q.pop(|d, _| match d.newest().unwrap() {
             Delta::ReplacedAll {
                 resource_version,
                 objects,
             } => Ok::<_, ProcessError<Infallible>>((resource_version.clone(), objects.len())),
             other => panic!("unexpected {other:?}"),
-        })
-        .await
-        .unwrap();
+        }),
+    )
+    .await
+    .unwrap();
     assert_eq!((rv.as_str(), n), ("3", 2));
 }
 
@@ -141,10 +150,12 @@ async fn atomic_mode_initial_replace_is_one_pop_to_sync() {
     let q = atomic();
     q.replace(vec![pod(1, 1), pod(2, 1)], "1").unwrap();
     assert!(!q.has_synced());
-    let initial = q
-        .pop(|_, initial| Ok::<_, ProcessError<Infallible>>(initial))
-        .await
-        .unwrap();
+    let initial = within(
+        "an item to pop",
+        q.pop(|_, initial| Ok::<_, ProcessError<Infallible>>(initial)),
+    )
+    .await
+    .unwrap();
     assert!(initial);
     assert!(q.has_synced());
 }
@@ -208,9 +219,18 @@ async fn pop_batch_hands_out_atomic_deltas_alone() {
     let kinds = |d: &[Delta<Pod>], _| {
         Ok::<_, ProcessError<Infallible>>(d.iter().map(Delta::kind).collect::<Vec<_>>())
     };
-    assert_eq!(q.pop_batch(kinds).await.unwrap(), [Added]);
-    assert_eq!(q.pop_batch(kinds).await.unwrap(), [SyncAll]);
-    assert_eq!(q.pop_batch(kinds).await.unwrap(), [Added]);
+    assert_eq!(
+        within("an item to pop", q.pop_batch(kinds)).await.unwrap(),
+        [Added]
+    );
+    assert_eq!(
+        within("an item to pop", q.pop_batch(kinds)).await.unwrap(),
+        [SyncAll]
+    );
+    assert_eq!(
+        within("an item to pop", q.pop_batch(kinds)).await.unwrap(),
+        [Added]
+    );
 }
 
 #[tokio::test]
@@ -218,10 +238,12 @@ async fn pop_batch_requeue_puts_the_batch_back_in_order() {
     let q = plain();
     q.add(pod(1, 1)).unwrap();
     q.add(pod(2, 1)).unwrap();
-    let err = q
-        .pop_batch(|_, _| Err::<(), _>(ProcessError::Requeue(())))
-        .await
-        .unwrap_err();
+    let err = within(
+        "an item to pop",
+        q.pop_batch(|_, _| Err::<(), _>(ProcessError::Requeue(()))),
+    )
+    .await
+    .unwrap_err();
     assert!(matches!(err, PopError::Requeued(())));
     let keys: Vec<String> = q.list_keys().iter().map(|k| k.to_string()).collect();
     assert_eq!(keys, [key(1), key(2)]);
@@ -260,10 +282,12 @@ async fn requeue_is_skipped_when_a_newer_delta_took_the_key() {
     let q = plain();
     q.add(pod(1, 1)).unwrap();
     q.update(pod(1, 2)).unwrap();
-    let err = q
-        .pop(|_, _| Err::<(), _>(ProcessError::Requeue(())))
-        .await
-        .unwrap_err();
+    let err = within(
+        "an item to pop",
+        q.pop(|_, _| Err::<(), _>(ProcessError::Requeue(()))),
+    )
+    .await
+    .unwrap_err();
     assert!(matches!(err, PopError::Requeued(())));
     assert_eq!(q.len(), 1);
     assert_eq!(pop_summary(&q).await.unwrap().0, [(Updated, false, 2)]);
@@ -274,31 +298,38 @@ async fn pop_keyed_batch_hands_out_each_delta_with_the_key_computed_when_it_was_
     let q = atomic();
     q.add(pod(1, 1)).unwrap();
     q.delete(pod(2, 1)).unwrap();
-    let keys = q
-        .pop_keyed_batch(|batch, _| {
+    let keys = within(
+        "an item to pop",
+        q.pop_keyed_batch(|batch, _| {
             Ok::<_, ProcessError<Infallible>>((batch_keys(batch), batch.len()))
-        })
-        .await
-        .unwrap();
+        }),
+    )
+    .await
+    .unwrap();
     assert_eq!(keys, (vec![Some(key(1)), Some(key(2))], 2));
     // An atomic delta has no key of its own.
     q.resync().unwrap();
-    let keys = q
-        .pop_keyed_batch(|batch, _| {
+    let keys = within(
+        "an item to pop",
+        q.pop_keyed_batch(|batch, _| {
             Ok::<_, ProcessError<Infallible>>(
                 batch.iter().map(|(k, _)| k.is_some()).collect::<Vec<_>>(),
             )
-        })
-        .await
-        .unwrap();
+        }),
+    )
+    .await
+    .unwrap();
     assert_eq!(keys, [false]);
 }
 
 /// The kinds of a popped batch, and whether it was in the initial list.
 async fn pop_kinds(q: &RealFifo<Pod>) -> (Vec<DeltaType>, bool) {
-    q.pop_batch(|d, initial| {
-        Ok::<_, ProcessError<Infallible>>((d.iter().map(Delta::kind).collect(), initial))
-    })
+    within(
+        "an item to pop",
+        q.pop_batch(|d, initial| {
+            Ok::<_, ProcessError<Infallible>>((d.iter().map(Delta::kind).collect(), initial))
+        }),
+    )
     .await
     .unwrap()
 }
@@ -317,8 +348,9 @@ async fn a_replace_in_pages_queues_each_page_at_once_and_syncs_only_after_its_en
         assert!(!q.has_synced());
         assert_eq!(pop_kinds(&q).await, (vec![Replaced], true));
         assert!(!q.has_synced());
-        let end = q
-            .pop(|d, initial| {
+        let end = within(
+            "an item to pop",
+            q.pop(|d, initial| {
                 let Some(Delta::ReplaceEnd {
                     resource_version,
                     listed,
@@ -329,9 +361,10 @@ async fn a_replace_in_pages_queues_each_page_at_once_and_syncs_only_after_its_en
                 let mut keys: Vec<String> = listed.iter().map(|k| k.to_string()).collect();
                 keys.sort();
                 Ok::<_, ProcessError<Infallible>>((resource_version.clone(), keys, initial))
-            })
-            .await
-            .unwrap();
+            }),
+        )
+        .await
+        .unwrap();
         assert_eq!(end, ("7".to_string(), vec![key(0), key(1), key(2)], true));
         assert!(q.has_synced());
     }
@@ -343,12 +376,13 @@ async fn waiting_for_room_in_a_replace_in_pages_ends_when_the_consumer_took_the_
     let mut pages = q.replace_in_pages();
     pages.page(vec![pod(0, 1), pod(1, 1)]).unwrap();
     // Room for two queued deltas: at once.
-    q.wait_len_at_most(2).await;
+    within("room in the queue", q.wait_len_at_most(2)).await;
     let consumer = {
         let q = Arc::clone(&q);
         tokio::spawn(async move { pop_kinds(&q).await })
     };
-    q.wait_len_at_most(0).await;
+    within("room in the queue", q.wait_len_at_most(0)).await;
     assert!(q.is_empty());
-    assert_eq!(consumer.await.unwrap(), (vec![Replaced, Replaced], true));
+    let consumed = within("the consumer's pop", consumer).await.unwrap();
+    assert_eq!(consumed, (vec![Replaced, Replaced], true));
 }

@@ -8,6 +8,7 @@ use k8s_openapi::api::events::v1::Event;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kcache_apiserver::TestServer;
 use kcache_events::{EventBroadcaster, EventType, Recorder};
+use kcache_testkit::within;
 use kube_client::Api;
 use kube_client::api::{ListParams, PostParams};
 
@@ -68,7 +69,7 @@ async fn an_event_is_written_with_its_reporting_controller_and_instance() {
         "Binding",
         "node-1 is full",
     );
-    broadcaster.shutdown().await;
+    within("the broadcaster to flush and stop", broadcaster.shutdown()).await;
 
     let written = events(&server).await;
     assert_eq!(written.len(), 1);
@@ -109,7 +110,7 @@ async fn repeats_become_one_event_whose_series_counts_them_and_shutdown_writes_t
         "Sync",
         "other note",
     );
-    broadcaster.shutdown().await;
+    within("the broadcaster to flush and stop", broadcaster.shutdown()).await;
 
     let written = events(&server).await;
     assert_eq!(written.len(), 2);
@@ -146,7 +147,7 @@ async fn a_full_queue_drops_events_and_counts_them_without_blocking() {
     }
     let dropped = broadcaster.dropped();
     assert!(dropped >= 17, "dropped {dropped}");
-    broadcaster.shutdown().await;
+    within("the broadcaster to flush and stop", broadcaster.shutdown()).await;
     server.set_response_delay(Duration::ZERO);
 
     let written = u64::try_from(events(&server).await.len()).unwrap();
@@ -167,6 +168,6 @@ async fn shutdown_writes_every_queued_event() {
             &note,
         );
     }
-    broadcaster.shutdown().await;
+    within("the broadcaster to flush and stop", broadcaster.shutdown()).await;
     assert_eq!(events(&server).await.len(), 50);
 }

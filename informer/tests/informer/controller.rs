@@ -14,6 +14,7 @@ use kcache_store::{
     DeletedFinalStateUnknown, Indexer, Indexers, KnownObjects, MaybeTombstone, Store,
     label_index_func,
 };
+use kcache_testkit::{until, within};
 use tokio_util::sync::CancellationToken;
 
 use crate::common::{Recorder, key, pod, recv_n, source_with};
@@ -134,7 +135,13 @@ async fn new_informer_fills_the_store_and_calls_the_handler() {
         Indexers::from_iter([("tier".to_string(), label_index_func("tier"))]),
     );
     let (controller, shutdown, task) = spawn(controller);
-    assert!(wait_for_cache_sync(&shutdown, &[&*controller]).await);
+    assert!(
+        within(
+            "the controller to sync",
+            wait_for_cache_sync(&shutdown, &[&*controller])
+        )
+        .await
+    );
     assert_eq!(
         recv_n(&mut rx, 2)
             .await
@@ -149,11 +156,14 @@ async fn new_informer_fills_the_store_and_calls_the_handler() {
     assert_eq!(controller.last_sync_resource_version(), "3");
     // A controller runs once.
     assert!(matches!(
-        controller.run(shutdown.clone()).await,
+        within("the second run's refusal", controller.run(shutdown.clone())).await,
         Err(InformerError::AlreadyRun(_))
     ));
     shutdown.cancel();
-    task.await.unwrap().unwrap();
+    within("the controller to stop", task)
+        .await
+        .unwrap()
+        .unwrap();
 }
 
 #[tokio::test(start_paused = true)]
@@ -170,11 +180,20 @@ async fn new_informer_handler_panic_does_not_stop_the_controller() {
     });
     let (store, controller) = new_informer(Arc::clone(&source), Duration::ZERO, handler);
     let (controller, shutdown, task) = spawn(controller);
-    assert!(wait_for_cache_sync(&shutdown, &[&*controller]).await);
+    assert!(
+        within(
+            "the controller to sync",
+            wait_for_cache_sync(&shutdown, &[&*controller])
+        )
+        .await
+    );
     assert_eq!(store.len(), 2);
     assert_eq!(seen.load(Ordering::SeqCst), 2);
     shutdown.cancel();
-    task.await.unwrap().unwrap();
+    within("the controller to stop", task)
+        .await
+        .unwrap()
+        .unwrap();
 }
 
 #[tokio::test(start_paused = true)]
@@ -202,13 +221,23 @@ async fn retry_on_error_requeues_failed_deltas() {
     let config =
         ControllerConfig::new(queue, Arc::new(Arc::clone(&source)), process).retry_on_error(true);
     let (controller, shutdown, task) = spawn(Controller::new(config));
-    assert!(wait_for_cache_sync(&shutdown, &[&*controller]).await);
-    while indexer.is_empty() {
-        tokio::task::yield_now().await;
-    }
+    assert!(
+        within(
+            "the controller to sync",
+            wait_for_cache_sync(&shutdown, &[&*controller])
+        )
+        .await
+    );
+    until("the retried delta to reach the indexer", || {
+        !indexer.is_empty()
+    })
+    .await;
     assert_eq!(attempts.load(Ordering::SeqCst), 2);
     shutdown.cancel();
-    task.await.unwrap().unwrap();
+    within("the controller to stop", task)
+        .await
+        .unwrap()
+        .unwrap();
 }
 
 #[tokio::test]
@@ -242,10 +271,12 @@ async fn every_informer_queue_holds_its_watch_back_past_256_queued_events_until_
                 break;
             }
             assert!(before > 128, "{mode:?}: no room with {before} queued");
-            queue
-                .pop::<std::convert::Infallible>(|_, _| Ok(()))
-                .await
-                .unwrap();
+            within(
+                "a queued event",
+                queue.pop::<std::convert::Infallible>(|_, _| Ok(())),
+            )
+            .await
+            .unwrap();
         }
     }
 }

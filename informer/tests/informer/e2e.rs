@@ -194,7 +194,12 @@ async fn relist_after_compaction_gives_tombstones_and_no_add_for_known_objects(c
     api.delete("deleted", &DeleteParams::default())
         .await
         .unwrap();
-    s.server.wait_caches_synced().await.unwrap();
+    within(
+        "the server's watch caches to sync",
+        s.server.wait_caches_synced(),
+    )
+    .await
+    .unwrap();
     s.server.compact_now().await.unwrap();
     gated.closed.store(false, Ordering::SeqCst);
     gated.opened.notify_waiters();

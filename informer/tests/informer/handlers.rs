@@ -10,6 +10,7 @@ use kcache_store::MaybeTombstone;
 use kcache_workqueue::WorkQueue;
 
 use crate::common::{Recorder, key, pod};
+use kcache_testkit::within;
 
 fn labelled(i: usize, rv: &str, selected: bool) -> Arc<Pod> {
     let mut p = pod(i);
@@ -96,7 +97,7 @@ async fn enqueue_key_handler_enqueues_the_object_key_on_add_update_and_tombstone
     h.on_add(&p, true);
     h.on_update(&p, &p); // already waiting: collapsed
     assert_eq!(queue.len(), 1);
-    assert_eq!(queue.get().await, Some(key(1)));
+    assert_eq!(within("the enqueued key", queue.get()).await, Some(key(1)));
     h.on_delete(&MaybeTombstone::Tombstone(
         kcache_store::DeletedFinalStateUnknown {
             key: key(1),
@@ -109,7 +110,10 @@ async fn enqueue_key_handler_enqueues_the_object_key_on_add_update_and_tombstone
         "a key being processed is queued again on done"
     );
     queue.done(key(1).as_str());
-    assert_eq!(queue.get().await, Some(key(1)));
+    assert_eq!(
+        within("the key queued again on done", queue.get()).await,
+        Some(key(1))
+    );
 }
 
 #[tokio::test]
@@ -122,7 +126,10 @@ async fn enqueue_owner_handler_enqueues_the_controlling_owner_of_that_kind_only(
     orphan.metadata.owner_references = None;
     h.on_add(&Arc::new(orphan), false);
     assert_eq!(queue.len(), 1);
-    assert_eq!(queue.get().await.as_deref(), Some("prod/web"));
+    assert_eq!(
+        within("the owner's key", queue.get()).await.as_deref(),
+        Some("prod/web")
+    );
     let other_kind = EnqueueHandler::<Pod>::owner(queue.clone(), "StatefulSet");
     other_kind.on_add(&owned_by("web-2", "web", true), false);
     assert_eq!(queue.len(), 0);

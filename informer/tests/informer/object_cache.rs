@@ -7,6 +7,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kcache_informer::{ObjectCache, ObjectCacheError};
 use kcache_reflector::ListerWatcher;
 use kcache_reflector::testing::FakeControllerSource;
+use kcache_testkit::within;
 
 fn config_map(name: &str, immutable: bool) -> ConfigMap {
     let mut cm = ConfigMap::default();
@@ -38,7 +39,7 @@ async fn object_cache_watches_one_object_by_name() {
         .map(|o| o.field_selector)
         .collect();
     assert_eq!(selectors, vec![Some("metadata.name=settings".to_string())]);
-    cache.shutdown().await;
+    within("the object cache to shut down", cache.shutdown()).await;
 }
 
 #[tokio::test(start_paused = true)]
@@ -54,7 +55,7 @@ async fn object_cache_get_times_out_when_the_store_cannot_sync() {
         cache.get("default", "settings").await,
         Err(ObjectCacheError::SyncTimeout { .. })
     ));
-    cache.shutdown().await;
+    within("the object cache to shut down", cache.shutdown()).await;
 }
 
 #[tokio::test(start_paused = true)]
@@ -80,7 +81,7 @@ async fn object_cache_stops_watching_immutable_objects_and_counts_references() {
         cache.get("default", "frozen").await,
         Err(ObjectCacheError::NotRegistered { .. })
     ));
-    cache.shutdown().await;
+    within("the object cache to shut down", cache.shutdown()).await;
 }
 
 #[test]

@@ -10,7 +10,7 @@ use kcache_informer::{ResourceEventHandlerFuncs, wait_for_cache_sync};
 use parking_lot::Mutex;
 
 use crate::common::{Cache, Recorder, Running, on_both_caches, pod, recv_n, source_with};
-use kcache_testkit::until;
+use kcache_testkit::{until, within};
 
 /// A handler whose every add blocks until the test lets it through; counts calls.
 fn gated_handler() -> (
@@ -43,7 +43,13 @@ async fn slow_handler_delays_nobody_else(cache: Cache) {
     // The fast handler gets everything, initial list and live events, while the slow one is
     // stuck in its first call.
     recv_n(&mut rx, 3).await;
-    assert!(wait_for_cache_sync(&running.shutdown, &[&fast_reg]).await);
+    assert!(
+        within(
+            "the fast handler to sync",
+            wait_for_cache_sync(&running.shutdown, &[&fast_reg])
+        )
+        .await
+    );
     source.add(pod(3));
     recv_n(&mut rx, 1).await;
     assert_eq!(slow_calls.load(Ordering::SeqCst), 1);
@@ -51,7 +57,13 @@ async fn slow_handler_delays_nobody_else(cache: Cache) {
     for _ in 0..4 {
         release.send(()).unwrap();
     }
-    assert!(wait_for_cache_sync(&running.shutdown, &[&slow_reg]).await);
+    assert!(
+        within(
+            "the released slow handler to sync",
+            wait_for_cache_sync(&running.shutdown, &[&slow_reg])
+        )
+        .await
+    );
     // Synced means the three listed pods were handled; the live one may still be on its way.
     until("the slow handler got the live pod", || {
         slow_calls.load(Ordering::SeqCst) >= 4

@@ -16,7 +16,7 @@ use kcache_store::{Indexer, MaybeTombstone, Store};
 use tokio_util::sync::CancellationToken;
 
 use crate::common::{pod, source_with};
-use kcache_testkit::until;
+use kcache_testkit::{until, within};
 
 fn rv(p: &Pod) -> String {
     p.metadata.resource_version.clone().unwrap_or_default()
@@ -53,14 +53,23 @@ async fn reflector_keeps_writing_while_a_handler_is_slow_and_no_event_is_lost_or
         let (c, s) = (Arc::clone(&controller), shutdown.clone());
         async move { c.run(s).await }
     });
-    assert!(wait_for_cache_sync(&shutdown, &[&*controller]).await);
+    assert!(
+        within(
+            "the controller to sync",
+            wait_for_cache_sync(&shutdown, &[&*controller])
+        )
+        .await
+    );
     until("the watch is open", || source.watchers() > 0).await;
 
     source.add(pod(0));
-    tokio::task::spawn_blocking(move || entered_rx.recv())
-        .await
-        .unwrap()
-        .unwrap();
+    within(
+        "the handler to enter the first add",
+        tokio::task::spawn_blocking(move || entered_rx.recv()),
+    )
+    .await
+    .unwrap()
+    .unwrap();
     // The handler is stuck inside a batch; the watch goes on.
     source.add(pod(1));
     source.add(pod(2));
@@ -80,7 +89,9 @@ async fn reflector_keeps_writing_while_a_handler_is_slow_and_no_event_is_lost_or
     release_tx.send(()).unwrap();
     let mut per_key: BTreeMap<String, Vec<u64>> = BTreeMap::new();
     for _ in 0..18 {
-        let (name, rv) = seen_rx.recv().await.unwrap();
+        let (name, rv) = within("a handler notification", seen_rx.recv())
+            .await
+            .unwrap();
         per_key.entry(name).or_default().push(rv.parse().unwrap());
     }
     assert_eq!(per_key.len(), 3, "{per_key:?}");
@@ -90,7 +101,10 @@ async fn reflector_keeps_writing_while_a_handler_is_slow_and_no_event_is_lost_or
     }
     assert_eq!(per_key.values().flatten().max().unwrap().to_string(), last);
     shutdown.cancel();
-    task.await.unwrap().unwrap();
+    within("the controller to stop", task)
+        .await
+        .unwrap()
+        .unwrap();
 }
 
 fn listed(name: &str, resource_version: &str) -> Arc<Pod> {
@@ -185,7 +199,11 @@ async fn atomic_relist_replaces_the_cache_in_one_step_before_notifying() {
     });
     let mut got = Vec::new();
     for _ in 0..4 {
-        got.push(seen_rx.recv().await.unwrap());
+        got.push(
+            within("a handler notification", seen_rx.recv())
+                .await
+                .unwrap(),
+        );
     }
     assert_eq!(
         got,
@@ -199,7 +217,10 @@ async fn atomic_relist_replaces_the_cache_in_one_step_before_notifying() {
     );
     assert_eq!(indexer.last_store_sync_resource_version(), "11");
     shutdown.cancel();
-    task.await.unwrap().unwrap();
+    within("the controller to stop", task)
+        .await
+        .unwrap()
+        .unwrap();
 }
 
 /// The process loop yields after each popped batch, so a handler's task runs while a backlog is

@@ -9,6 +9,7 @@ use kcache_informer::{
 };
 use kcache_reflector::{ListWatchError, ReflectorConfig};
 use kcache_store::{Indexers, Store, label_index_func};
+use kcache_testkit::within;
 use tokio_util::sync::CancellationToken;
 
 use crate::common::{
@@ -37,7 +38,13 @@ async fn initial_list_reaches_every_handler_as_initial_adds(cache: Cache) {
     let expected: Vec<String> = (0..3).map(|i| format!("add {} true", key(i))).collect();
     assert_eq!(sorted(recv_n(&mut rx_a, 3).await), sorted(expected.clone()));
     assert_eq!(sorted(recv_n(&mut rx_b, 3).await), sorted(expected));
-    assert!(wait_for_cache_sync(&running.shutdown, &[&reg_a, &reg_b]).await);
+    assert!(
+        within(
+            "both registrations to sync",
+            wait_for_cache_sync(&running.shutdown, &[&reg_a, &reg_b])
+        )
+        .await
+    );
     assert_eq!(informer.indexer().len(), 3);
     assert_eq!(informer.last_sync_resource_version(), "3");
     running.stop().await;
@@ -101,7 +108,13 @@ async fn late_handler_gets_replay_then_synced(cache: Cache) {
             .count(),
         4
     );
-    assert!(wait_for_cache_sync(&running.shutdown, &[&registration]).await);
+    assert!(
+        within(
+            "the late registration to sync",
+            wait_for_cache_sync(&running.shutdown, &[&registration])
+        )
+        .await
+    );
     running.stop().await;
 }
 
@@ -222,7 +235,7 @@ async fn list_errors_reach_the_error_handler(cache: Cache) {
         })
         .unwrap();
     let running = Running::start(source, informer);
-    let reported = rx.recv().await.unwrap();
+    let reported = within("the list error's report", rx.recv()).await.unwrap();
     assert!(reported.contains("failed to list"), "{reported}");
     running.wait_synced().await;
     running.stop().await;
@@ -261,7 +274,7 @@ async fn transform_runs_before_cache_and_handlers(cache: Cache) {
     let mut events = informer.event_stream().unwrap();
     let running = Running::start(source, informer.clone());
     running.wait_synced().await;
-    let event = events.next().await.unwrap();
+    let event = within("the transformed add", events.next()).await.unwrap();
     assert!(event.object().metadata.managed_fields.is_none());
     let cached = informer.indexer().get_by_key(&key(0)).unwrap();
     assert!(cached.metadata.managed_fields.is_none());
@@ -354,14 +367,18 @@ async fn run_twice_is_an_error_and_stop_joins_every_task(cache: Cache) {
     let mut stream = informer.event_stream().unwrap();
     let running = Running::start(source, informer.clone());
     running.wait_synced().await;
-    let second = informer.run(CancellationToken::new()).await;
+    let second = within(
+        "the second run's refusal",
+        informer.run(CancellationToken::new()),
+    )
+    .await;
     assert!(matches!(second, Err(InformerError::AlreadyRun(_))));
     running.stop().await;
     assert!(informer.is_stopped());
     assert_eq!(informer.handler_count(), 0);
     // The stream hands out what it buffered, then ends.
     take_n(&mut stream, 2).await;
-    assert!(stream.next().await.is_none());
+    assert!(within("the stream's end", stream.next()).await.is_none());
 }
 
 async fn every_queue_mode_turns_a_relist_into_tombstones(cache: Cache) {
@@ -425,7 +442,11 @@ async fn handler_panic_logged_and_survived(cache: Cache) {
     let running = Running::start(Arc::clone(&source), informer);
     running.wait_synced().await;
     assert!(
-        wait_for_cache_sync(&running.shutdown, &[&bad, &good]).await,
+        within(
+            "both handlers to sync",
+            wait_for_cache_sync(&running.shutdown, &[&bad, &good])
+        )
+        .await,
         "a panicking handler still syncs"
     );
     assert_eq!(recv_n(&mut rx, 2).await.len(), 2);
@@ -451,10 +472,14 @@ async fn has_synced_false_before_start_and_event_streams_sync_when_consumed(cach
     let running = Running::start(source, informer.clone());
     running.wait_synced().await;
     assert!(!events.registration().has_synced(), "nothing consumed yet");
-    let first = events.next().await.unwrap();
+    let first = within("the first initial add", events.next())
+        .await
+        .unwrap();
     assert!(describe(&first).ends_with(" true"));
     assert!(!events.registration().has_synced());
-    events.next().await.unwrap();
+    within("the second initial add", events.next())
+        .await
+        .unwrap();
     assert!(events.registration().has_synced());
     running.stop().await;
 }
@@ -467,9 +492,13 @@ async fn dropping_the_run_future_stops_the_informer(cache: Cache) {
     running.wait_synced().await;
     take_n(&mut events, 1).await;
     running.task.abort();
-    assert!(running.task.await.unwrap_err().is_cancelled());
+    let aborted = within("the aborted run", running.task).await;
+    assert!(aborted.unwrap_err().is_cancelled());
     assert!(informer.is_stopped());
-    assert!(events.next().await.is_none(), "streams end");
+    assert!(
+        within("the stream's end", events.next()).await.is_none(),
+        "streams end"
+    );
     assert!(matches!(
         informer.add_event_handler(ResourceEventHandlerFuncs::new()),
         Err(InformerError::Stopped(_))
@@ -564,13 +593,20 @@ async fn wait_for_cache_sync_wakes_on_the_signal_and_does_not_poll(cache: Cache)
         "checked once, then waited for a signal instead of polling"
     );
     shutdown.cancel();
-    assert!(!waiting.await);
+    assert!(!within("the cancelled wait", waiting).await);
 
     // A real informer wakes it when it syncs.
     let source = source_with(3);
     let informer = informer(&source, cache);
     let running = Running::start(Arc::clone(&source), informer.clone());
-    assert!(wait_for_cache_sync(&CancellationToken::new(), &[&informer]).await);
+    assert!(
+        within(
+            "the informer's sync signal",
+            wait_for_cache_sync(&CancellationToken::new(), &[&informer])
+        )
+        .await
+    );
+
     running.stop().await;
 }
 

@@ -9,7 +9,7 @@ use kcache_reflector::{Bookmark, Reflector, ReflectorConfig, WatchEvent};
 use kcache_store::{Indexer, Store};
 
 use crate::support::*;
-use kcache_testkit::within;
+use kcache_testkit::{until, within};
 
 #[tokio::test(start_paused = true)]
 async fn events_applied_to_store_in_order() {
@@ -142,9 +142,10 @@ async fn last_sync_resource_version_readable_while_running() {
     while let Some(i) = stream.next().await {
         source.add(pod(&format!("p{i}"), ""));
     }
-    while reflector.last_sync_resource_version() != "3" {
-        tokio::task::yield_now().await;
-    }
+    until("the reflector to apply the three adds", || {
+        reflector.last_sync_resource_version() == "3"
+    })
+    .await;
     assert_eq!(store.len(), 3);
     running.stop().await;
 }

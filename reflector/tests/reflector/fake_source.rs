@@ -10,6 +10,7 @@ use kcache_reflector::{
 };
 
 use crate::support::pod;
+use kcache_testkit::within;
 
 #[tokio::test(start_paused = true)]
 async fn fake_source_paginates_with_continue_tokens() {
@@ -69,17 +70,17 @@ async fn fake_source_watch_replays_history_and_expires_old_rvs() {
     };
     let mut w = source.watch(&from("2")).await.unwrap();
     for expected in ["3", "4"] {
-        let Some(Ok(WatchEvent::Added(p))) = w.next().await else {
+        let Some(Ok(WatchEvent::Added(p))) = within("the next watch event", w.next()).await else {
             panic!()
         };
         assert_eq!(p.metadata.resource_version.as_deref(), Some(expected));
     }
     let mut old = source.watch(&from("1")).await.unwrap();
-    let Some(Ok(WatchEvent::Error(s))) = old.next().await else {
+    let Some(Ok(WatchEvent::Error(s))) = within("the next watch event", old.next()).await else {
         panic!("expected an Expired event")
     };
     assert_eq!(s.code, 410);
-    assert!(old.next().await.is_none());
+    assert!(within("the next watch event", old.next()).await.is_none());
 }
 
 #[tokio::test(start_paused = true)]
@@ -91,11 +92,14 @@ async fn fake_source_fault_injection() {
     let mut w = source.watch(&ListOptions::default()).await.unwrap();
     source.send_malformed_event();
     assert!(matches!(
-        w.next().await,
+        within("the next watch event", w.next()).await,
         Some(Err(ListWatchError::Decode { .. }))
     ));
     source.send_error(status::too_many_requests());
-    assert!(matches!(w.next().await, Some(Ok(WatchEvent::Error(_)))));
-    assert!(w.next().await.is_none());
+    assert!(matches!(
+        within("the next watch event", w.next()).await,
+        Some(Ok(WatchEvent::Error(_)))
+    ));
+    assert!(within("the next watch event", w.next()).await.is_none());
     assert_eq!(source.watchers(), 0);
 }

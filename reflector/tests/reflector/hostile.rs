@@ -24,6 +24,7 @@ use parking_lot::Mutex;
 use serde_json::{Value, json};
 
 use crate::support::{RecordingStore, pod, run};
+use kcache_testkit::within;
 
 type Answer = (StatusCode, String);
 
@@ -224,12 +225,11 @@ async fn list_error_codes_with_any_body_are_api_errors_and_the_store_is_unchange
 /// The items of one watch over a body of `lines`.
 async fn watch_lines(lines: &[&[u8]]) -> Vec<Result<WatchEvent<Pod>, ListWatchError>> {
     let client = serve([(StatusCode::OK, good_list(1))], lines.join(&b'\n')).await;
-    KubeListerWatcher::new(Api::<Pod>::all(client))
+    let stream = KubeListerWatcher::new(Api::<Pod>::all(client))
         .watch(&ListOptions::default())
         .await
-        .unwrap()
-        .collect()
-        .await
+        .unwrap();
+    within("the watch to end", stream.collect()).await
 }
 
 fn added(i: usize, rv: u64) -> Vec<u8> {

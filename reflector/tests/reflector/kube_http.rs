@@ -20,6 +20,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::support::RecordingStore;
+use kcache_testkit::within;
 
 #[derive(Default)]
 struct Server {
@@ -192,7 +193,8 @@ async fn kube_lister_watcher_watch_decodes_events_in_order() {
         timeout_seconds: Some(300),
         ..ListOptions::default()
     };
-    let events: Vec<_> = lw.watch(&options).await.unwrap().collect().await;
+    let stream = lw.watch(&options).await.unwrap();
+    let events: Vec<_> = within("the watch to end", stream.collect()).await;
     assert_eq!(events.len(), 302, "the ConfigMap is skipped");
     for (i, e) in events[..300].iter().enumerate() {
         let Ok(WatchEvent::Added(p)) = e else {
@@ -261,11 +263,8 @@ async fn kube_lister_watcher_connection_error_keeps_the_io_error_as_its_source()
 
 /// Every item of a watch with default options, to its end.
 async fn watch_all(lw: &KubeListerWatcher<Pod>) -> Vec<Result<WatchEvent<Pod>, ListWatchError>> {
-    lw.watch(&ListOptions::default())
-        .await
-        .unwrap()
-        .collect()
-        .await
+    let stream = lw.watch(&ListOptions::default()).await.unwrap();
+    within("the watch to end", stream.collect()).await
 }
 
 /// A pod whose JSON is about `bytes` long (an annotation carries the bulk).
@@ -338,7 +337,7 @@ async fn reflector_over_kube_lister_watcher_syncs_the_store() {
     store.wait_for("replace 5 10").await;
     store.wait_for("rv 11").await;
     shutdown.cancel();
-    task.await.unwrap();
+    within("the reflector to stop", task).await.unwrap();
     let name = pod_json(0, 3, 1)["metadata"]["name"]
         .as_str()
         .unwrap()

@@ -12,6 +12,7 @@ use kcache_reflector::{ListOptions, ListWatchError, ListerWatcher, ObjectMaking,
 use kcache_store::TransformFunc;
 
 use crate::support::pod;
+use kcache_testkit::within;
 
 /// Counts its calls and annotates the object.
 fn counting(calls: Arc<AtomicUsize>) -> TransformFunc<Pod> {
@@ -58,16 +59,18 @@ async fn the_transform_runs_once_on_every_listed_item_and_watched_object() {
     source.modify(pod("a", ""));
     source.delete(pod("b", ""));
     source.send_bookmark();
-    let Some(Ok(WatchEvent::Modified(a))) = events.next().await else {
+    let Some(Ok(WatchEvent::Modified(a))) = within("the next watch event", events.next()).await
+    else {
         panic!("expected the modification of a")
     };
     assert!(transformed(&a));
-    let Some(Ok(WatchEvent::Deleted(b))) = events.next().await else {
+    let Some(Ok(WatchEvent::Deleted(b))) = within("the next watch event", events.next()).await
+    else {
         panic!("expected the deletion of b")
     };
     assert!(transformed(&b));
     assert!(matches!(
-        events.next().await,
+        within("the next watch event", events.next()).await,
         Some(Ok(WatchEvent::Bookmark(_)))
     ));
     assert_eq!(
@@ -102,7 +105,8 @@ async fn a_rejected_list_item_fails_the_list_and_a_rejected_watch_event_is_skipp
         .unwrap();
     source.modify(pod("bad", ""));
     source.add(pod("good", ""));
-    let Some(Ok(WatchEvent::Added(good))) = events.next().await else {
+    let Some(Ok(WatchEvent::Added(good))) = within("the next watch event", events.next()).await
+    else {
         panic!("expected the addition of good, the rejected event skipped")
     };
     assert_eq!(good.metadata.name.as_deref(), Some("good"));

@@ -3,6 +3,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use kcache_testkit::within;
 use kcache_workqueue::WorkQueue;
 use parking_lot::Mutex;
 
@@ -44,11 +45,13 @@ async fn work_queue_many_producers_and_workers_never_share_an_item_and_lose_noth
         })
         .collect();
     for p in producers {
-        p.await.unwrap();
+        within("a producer to add its items", p).await.unwrap();
     }
-    q.shut_down_with_drain().await;
+    within("the drain", q.shut_down_with_drain()).await;
     for w in workers {
-        w.await.unwrap();
+        within("a worker to see the queue shut down", w)
+            .await
+            .unwrap();
     }
     let expected: HashSet<u32> = (0..PRODUCERS as u32)
         .flat_map(|p| (0..PER_PRODUCER as u32).map(move |i| p * 50 + i))

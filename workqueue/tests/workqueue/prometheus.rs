@@ -3,6 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use kcache_testkit::within;
 use kcache_workqueue::{PrometheusMetrics, WorkQueue, WorkQueueConfig};
 use prometheus_client::encoding::text::encode;
 use prometheus_client::registry::Registry;
@@ -20,7 +21,9 @@ async fn prometheus_families_count_adds_depth_latency_work_and_retries_per_queue
     queue.add("a");
     queue.add("b");
     queue.add("a"); // already waiting: not an add
-    let item = queue.next().await.unwrap();
+    let item = within("an item from the queue", queue.next())
+        .await
+        .unwrap();
     drop(item); // done
     queue.add_after("c", Duration::from_secs(3600)); // a retry, not yet an add
 

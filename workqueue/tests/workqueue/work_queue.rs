@@ -3,32 +3,40 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use kcache_testkit::within;
 use kcache_workqueue::{ItemFastSlowRateLimiter, MetricsProvider, WorkQueue, WorkQueueConfig};
 use parking_lot::Mutex;
+
+/// The queue's next item, or `None` once it shuts down: bounded.
+async fn get<T: Eq + std::hash::Hash + Clone + Send + Sync + 'static>(
+    q: &WorkQueue<T>,
+) -> Option<T> {
+    within("the queue's next item or its shutdown", q.get()).await
+}
 
 #[tokio::test]
 async fn add_while_processing_requeues_on_done() {
     let q = WorkQueue::<&str>::new();
     q.add("a");
-    let item = q.get().await.unwrap();
+    let item = get(&q).await.unwrap();
     q.add("a");
     // Not handed out a second time while it is processed.
     assert_eq!(q.len(), 0);
     q.done(&item);
     assert_eq!(q.len(), 1);
-    assert_eq!(q.get().await, Some("a"));
+    assert_eq!(get(&q).await, Some("a"));
 }
 
 #[tokio::test]
 async fn collapse_while_processing() {
     let q = WorkQueue::<&str>::new();
     q.add("a");
-    let item = q.get().await.unwrap();
+    let item = get(&q).await.unwrap();
     q.add("a");
     q.add("a");
     q.done(&item);
     assert_eq!(q.len(), 1);
-    let again = q.get().await.unwrap();
+    let again = get(&q).await.unwrap();
     q.done(&again);
     assert_eq!(q.len(), 0);
 }
@@ -40,8 +48,8 @@ async fn adding_an_item_already_dirty_does_nothing() {
     q.add(2);
     q.add(1);
     assert_eq!(q.len(), 2);
-    assert_eq!(q.get().await, Some(1));
-    assert_eq!(q.get().await, Some(2));
+    assert_eq!(get(&q).await, Some(1));
+    assert_eq!(get(&q).await, Some(2));
 }
 
 #[tokio::test]
@@ -51,8 +59,8 @@ async fn add_is_ignored_after_shut_down_but_get_hands_out_remaining_items() {
     q.shut_down();
     q.add(2);
     assert!(q.is_shutting_down());
-    assert_eq!(q.get().await, Some(1));
-    assert_eq!(q.get().await, None);
+    assert_eq!(get(&q).await, Some(1));
+    assert_eq!(get(&q).await, None);
 }
 
 #[tokio::test]
@@ -61,7 +69,7 @@ async fn shut_down_unblocks_every_waiting_get() {
     let workers: Vec<_> = (0..4)
         .map(|_| {
             let q = q.clone();
-            tokio::spawn(async move { q.get().await })
+            tokio::spawn(async move { get(&q).await })
         })
         .collect();
     tokio::task::yield_now().await;
@@ -75,22 +83,22 @@ async fn shut_down_unblocks_every_waiting_get() {
 async fn drain_with_shut_down_with_drain_and_a_dirty_item() {
     let q = WorkQueue::<&str>::new();
     q.add("foo");
-    let gotten = q.get().await.unwrap();
+    let gotten = get(&q).await.unwrap();
     q.add("foo");
     let drain = {
         let q = q.clone();
-        tokio::spawn(async move { q.shut_down_with_drain().await })
+        tokio::spawn(async move { within("the drain", q.shut_down_with_drain()).await })
     };
     tokio::task::yield_now().await;
     // Shutting down and nothing waiting: `get` says so, the drain still waits for "foo".
-    assert_eq!(q.get().await, None);
+    assert_eq!(get(&q).await, None);
     assert!(!drain.is_finished());
     // Done puts the dirty item back: it is handed out once more despite the shutdown.
     q.done(&gotten);
-    let again = q.get().await.unwrap();
+    let again = get(&q).await.unwrap();
     assert!(!drain.is_finished());
     q.done(&again);
-    assert_eq!(q.get().await, None);
+    assert_eq!(get(&q).await, None);
     drain.await.unwrap();
 }
 
@@ -99,19 +107,19 @@ async fn shut_down_with_drain_waits_for_every_item_being_processed() {
     let q = WorkQueue::<&str>::new();
     q.add("a");
     q.add("b");
-    let a = q.get().await.unwrap();
+    let a = get(&q).await.unwrap();
     // "a" is processing and dirty again; "b" waits.
     q.add("a");
     let drain = {
         let q = q.clone();
-        tokio::spawn(async move { q.shut_down_with_drain().await })
+        tokio::spawn(async move { within("the drain", q.shut_down_with_drain()).await })
     };
     tokio::task::yield_now().await;
     assert!(!drain.is_finished());
     q.done(&a);
     // The dirty "a" was queued again on done; the worker keeps getting until None.
     let mut rest = Vec::new();
-    while let Some(item) = q.get().await {
+    while let Some(item) = get(&q).await {
         rest.push(item);
         q.done(&item);
     }
@@ -125,10 +133,10 @@ async fn shut_down_with_drain_waits_for_every_item_being_processed() {
 async fn shut_down_aborts_the_drain() {
     let q = WorkQueue::<u32>::new();
     q.add(1);
-    let _held = q.get().await.unwrap();
+    let _held = get(&q).await.unwrap();
     let drain = {
         let q = q.clone();
-        tokio::spawn(async move { q.shut_down_with_drain().await })
+        tokio::spawn(async move { within("the drain", q.shut_down_with_drain()).await })
     };
     tokio::task::yield_now().await;
     assert!(!drain.is_finished());
@@ -146,7 +154,7 @@ async fn add_after_adds_once_the_delay_has_passed() {
     assert_eq!(q.len(), 0);
     tokio::time::advance(Duration::from_millis(1)).await;
     assert_eq!(q.len(), 1);
-    assert_eq!(q.get().await, Some(1));
+    assert_eq!(get(&q).await, Some(1));
 }
 
 #[tokio::test(start_paused = true)]
@@ -154,7 +162,7 @@ async fn waiting_get_wakes_when_a_delay_expires() {
     let q = WorkQueue::<u32>::new();
     let worker = {
         let q = q.clone();
-        tokio::spawn(async move { q.get().await })
+        tokio::spawn(async move { get(&q).await })
     };
     tokio::task::yield_now().await;
     q.add_after(7, Duration::from_secs(10));
@@ -172,7 +180,7 @@ async fn delaying_queue_dedup_keeps_the_earliest_time() {
     assert_eq!(q.delayed(), 1);
     tokio::time::advance(Duration::from_secs(1)).await;
     assert_eq!(q.len(), 1);
-    assert_eq!(q.get().await, Some(1));
+    assert_eq!(get(&q).await, Some(1));
     tokio::time::advance(Duration::from_secs(20)).await;
     // The later times were absorbed: nothing comes back.
     assert_eq!(q.len(), 0);
@@ -188,7 +196,7 @@ async fn delayed_items_come_out_in_ready_time_order() {
     tokio::time::advance(Duration::from_millis(30)).await;
     let mut out = Vec::new();
     while !q.is_empty() {
-        out.push(q.get().await.unwrap());
+        out.push(get(&q).await.unwrap());
     }
     assert_eq!(out, [2, 3, 1]);
 }
@@ -207,7 +215,7 @@ async fn add_after_is_ignored_after_shut_down_and_shut_down_drops_delayed_items(
     q.shut_down();
     q.add_after(2, Duration::from_secs(1));
     tokio::time::advance(Duration::from_secs(2)).await;
-    assert_eq!(q.get().await, None);
+    assert_eq!(get(&q).await, None);
 }
 
 #[tokio::test(start_paused = true)]
@@ -222,7 +230,7 @@ async fn add_rate_limited_waits_for_the_limiter_and_forget_resets_num_requeues()
     assert_eq!(q.num_requeues(&1), 1);
     tokio::time::advance(Duration::from_millis(5)).await;
     assert_eq!(q.len(), 1);
-    let item = q.get().await.unwrap();
+    let item = get(&q).await.unwrap();
     q.done(&item);
     q.add_rate_limited(1);
     assert_eq!(q.num_requeues(&1), 2);
@@ -287,7 +295,7 @@ async fn metrics_provider_sees_adds_depth_latency_work_and_retries() {
     q.add(1);
     q.add(1);
     tokio::time::advance(Duration::from_millis(3)).await;
-    let item = q.get().await.unwrap();
+    let item = get(&q).await.unwrap();
     tokio::time::advance(Duration::from_millis(4)).await;
     q.done(&item);
     q.add_rate_limited(2);
@@ -341,7 +349,7 @@ async fn tracing_metrics_provider_emits_each_metric_as_a_trace_event_naming_the_
             .metrics(Arc::new(kcache_workqueue::TracingMetrics)),
     );
     q.add(1);
-    let item = q.get().await.unwrap();
+    let item = get(&q).await.unwrap();
     q.done(&item);
     q.add_rate_limited(2);
     let text = String::from_utf8(printed.0.lock().clone()).unwrap();
@@ -376,7 +384,7 @@ async fn a_dropped_get_loses_nothing() {
     let workers: Vec<_> = (0..2)
         .map(|_| {
             let q = q.clone();
-            tokio::spawn(async move { q.get().await })
+            tokio::spawn(async move { get(&q).await })
         })
         .collect();
     tokio::task::yield_now().await;
@@ -397,7 +405,7 @@ async fn unfinished_work_is_reported_periodically_until_shutdown() {
             .metrics(recorder.clone()),
     );
     q.add(1);
-    let _stuck = q.get().await.unwrap();
+    let _stuck = get(&q).await.unwrap();
     let reporter = {
         let q = q.clone();
         tokio::spawn(async move {
@@ -407,7 +415,9 @@ async fn unfinished_work_is_reported_periodically_until_shutdown() {
     };
     tokio::time::sleep(Duration::from_millis(1200)).await;
     q.shut_down();
-    reporter.await.unwrap();
+    within("the reporter to stop on shutdown", reporter)
+        .await
+        .unwrap();
     let unfinished: Vec<String> = recorder
         .0
         .lock()
@@ -431,7 +441,7 @@ async fn unfinished_work_is_reported_periodically_until_shutdown() {
 async fn done_accepts_a_borrowed_key() {
     let q = WorkQueue::<String>::new();
     q.add("default/web".to_string());
-    let key = q.get().await.unwrap();
+    let key = get(&q).await.unwrap();
     q.done(key.as_str());
     assert_eq!(q.processing(), 0);
 }
@@ -440,7 +450,7 @@ async fn done_accepts_a_borrowed_key() {
 async fn work_item_drop_marks_the_item_done() {
     let q = WorkQueue::<&str>::new();
     q.add("a");
-    let item = q.next().await.unwrap();
+    let item = within("an item from the queue", q.next()).await.unwrap();
     q.add("a"); // added while processing: queued again on done
     assert_eq!((q.processing(), q.len()), (1, 0));
     drop(item);
@@ -454,7 +464,7 @@ async fn a_panicking_worker_does_not_wedge_its_key() {
     let worker = tokio::spawn({
         let q = q.clone();
         async move {
-            let item = q.next().await.unwrap();
+            let item = within("an item from the queue", q.next()).await.unwrap();
             if *item == "a" {
                 panic!("reconcile bug");
             }
@@ -463,7 +473,7 @@ async fn a_panicking_worker_does_not_wedge_its_key() {
     assert!(worker.await.unwrap_err().is_panic());
     assert_eq!(q.processing(), 0);
     q.add("a");
-    assert_eq!(q.get().await, Some("a"));
+    assert_eq!(get(&q).await, Some("a"));
 }
 
 #[derive(Debug)]
@@ -500,7 +510,7 @@ async fn run_workers_rate_limits_failures_and_forgets_on_success() {
             }
         }
     });
-    workers.await;
+    within("the workers to return", workers).await;
     // Two failures retried through the limiter (requeue count 1, 2), then success forgets it.
     assert_eq!(*attempts.lock(), [(1, 0), (1, 1), (1, 2)]);
     assert_eq!(q.num_requeues(&1), 0);
@@ -530,7 +540,7 @@ async fn run_workers_survives_a_panicking_reconcile_and_retries_the_item() {
             }
         }
     });
-    workers.await;
+    within("the workers to return", workers).await;
     assert_eq!(*calls.lock(), 2);
 }
 
@@ -552,8 +562,8 @@ async fn run_workers_returns_once_the_queue_is_drained_after_shut_down() {
             }
         }
     }));
-    q.shut_down_with_drain().await;
-    workers.await.unwrap();
+    within("the drain", q.shut_down_with_drain()).await;
+    within("the workers to return", workers).await.unwrap();
     let mut done = done.lock().clone();
     done.sort_unstable();
     assert_eq!(done, (0..100).collect::<Vec<_>>());
@@ -584,7 +594,7 @@ async fn run_workers_until_drains_the_queue_when_shutdown_completes() {
         q.add(i);
     }
     stop_tx.send(()).unwrap();
-    workers.await.unwrap();
+    within("the workers to return", workers).await.unwrap();
     assert!(q.is_shutting_down());
     assert_eq!((q.len(), q.processing()), (0, 0));
     let mut done = done.lock().clone();
