@@ -112,8 +112,7 @@ async fn start_starts_only_informers_not_yet_started() {
     factory.start().unwrap();
     factory.start().unwrap();
     assert_eq!(
-        factory
-            .wait_for_cache_sync()
+        within("the pod informer to sync", factory.wait_for_cache_sync())
             .await
             .into_iter()
             .collect::<Vec<_>>(),
@@ -473,7 +472,11 @@ async fn wait_for_cache_sync_until_returns_when_cancelled() {
     factory.start().unwrap();
     let cancel = tokio_util::sync::CancellationToken::new();
     cancel.cancel();
-    let synced = factory.wait_for_cache_sync_until(&cancel).await;
+    let synced = within(
+        "the cancelled sync wait to return",
+        factory.wait_for_cache_sync_until(&cancel),
+    )
+    .await;
     assert_eq!(synced.values().collect::<Vec<_>>(), [&false]);
     within("the factory to shut down", factory.shutdown()).await;
 }
