@@ -168,6 +168,9 @@ pub(crate) struct Shared {
     pub(crate) crds_served: tokio::sync::watch::Sender<bool>,
     /// The OpenAPI documents, generated on first use after each change of the served set.
     pub(crate) openapi: Mutex<Option<Arc<OpenApi>>>,
+    /// True once the objects of a fresh control plane exist
+    /// ([`ApiServer::ensure_cluster_objects`](crate::ApiServer::ensure_cluster_objects)).
+    pub(crate) bootstrapped: std::sync::atomic::AtomicBool,
 }
 
 impl Shared {

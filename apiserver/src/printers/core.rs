@@ -181,6 +181,13 @@ const INGRESS: &[Column] = &[
     AGE,
 ];
 
+/// Whether the kind's table has no leading Name column but a Name column (priority 1) last:
+/// the Event printer's (core and `events.k8s.io`, stored alike), whose first column is
+/// Last Seen.
+pub(super) fn name_last(group: &str, kind: &str) -> bool {
+    kind == "Event" && matches!(group, "" | "events.k8s.io")
+}
+
 /// The printer of a core, coordination or networking kind.
 pub(super) fn printer(group: &str, kind: &str) -> Option<(&'static [Column], Cells)> {
     Some(match (group, kind) {
