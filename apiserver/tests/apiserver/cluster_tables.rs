@@ -176,6 +176,7 @@ async fn event_tables_have_no_leading_name_column() {
     let (code, e) = post(&c, events, &json!({"apiVersion": "v1", "kind": "Event",
         "metadata": {"name": "e1"}, "involvedObject": {"kind": "Pod", "name": "p", "namespace": "default"},
         "type": "Warning", "reason": "BackOff", "message": "back-off", "count": 2,
+        "firstTimestamp": k8s_openapi::jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string(),
         "source": {"component": "kubelet"}})).await;
     assert_eq!(code, 201, "{e}");
     let (names, cells) = table(&c, events).await;
@@ -198,7 +199,11 @@ async fn event_tables_have_no_leading_name_column() {
         cells[1..4],
         [json!("Warning"), json!("BackOff"), json!("pod/p")]
     );
+    // Count an integer; Last Seen from First Seen when lastTimestamp is unset.
+    assert_eq!(cells[8], 2);
     assert_eq!(cells[9], "e1");
+    assert_eq!(cells[0], cells[7]);
+    assert!(is_fresh_age(&cells[0]), "{cells:?}");
 }
 
 #[test]
