@@ -7,6 +7,7 @@
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::atomic::Ordering;
 
+use kube_core::Resource;
 use serde_json::{Value, json};
 
 use crate::error::ApiError;
@@ -87,13 +88,75 @@ fn system_priority_classes() -> Vec<Value> {
     .collect()
 }
 
+/// The fields of an existing object the bootstrap controller sets back to what it wants:
+/// the `kubernetes` Service's ports and its endpoints (the server may have moved).
+fn reconciled(kind: &str) -> &'static [&'static str] {
+    match kind {
+        "Service" => &["/spec/ports"],
+        "Endpoints" => &["/subsets"],
+        "EndpointSlice" => &["/endpoints", "/ports"],
+        _ => &[],
+    }
+}
+
 impl ApiServer {
+    /// Sets the [`reconciled`] fields of the stored `want` (which exists) back to `want`'s,
+    /// when they differ.
+    async fn reconcile(&self, want: Object) -> Result<(), ApiError> {
+        let pointers = reconciled(want.kind());
+        let Some(def) = self.resource_for_kind(want.api_version(), want.kind()) else {
+            return Ok(());
+        };
+        let name = want.meta().name.clone().unwrap_or_default();
+        let namespace = want.meta().namespace.clone();
+        let key = def.storage_key(namespace.as_deref(), &name);
+        let current = self
+            .shared
+            .storage
+            .get(key)
+            .await
+            .map_err(|e| ApiError::internal(e.to_string()))?;
+        let wanted = Value::Object(want.data());
+        let differs = |cur: &Object| {
+            let cur = Value::Object(cur.data());
+            pointers.iter().any(|p| cur.pointer(p) != wanted.pointer(p))
+        };
+        if !current.as_deref().is_some_and(differs) {
+            return Ok(());
+        }
+        tracing::info!(kind = want.kind(), %name, "updating the kubernetes service's endpoints");
+        let target = crate::registry::Target {
+            shared: &self.shared,
+            def: &def,
+            namespace: namespace.as_deref(),
+            dry_run: false,
+        };
+        let f: crate::storage::UpdateFn = Box::new(move |cur| {
+            let cur = cur.ok_or_else(|| ApiError::internal("the object went away"))?;
+            let mut data = Value::Object(cur.data());
+            for p in pointers {
+                if let (Some(slot), Some(v)) = (data.pointer_mut(p), wanted.pointer(p)) {
+                    slot.clone_from(v);
+                }
+            }
+            let mut next = (**cur).clone();
+            if let Value::Object(map) = data {
+                next.set_data(map);
+            }
+            Ok(next)
+        });
+        crate::registry::guaranteed_update(&target, &name, f)
+            .await
+            .map(drop)
+    }
+
     /// Creates what a fresh control plane has, unless it exists (a persistent storage may
     /// have it): the system namespaces ([`ApiServer::ensure_system_namespaces`]), the
     /// `kubernetes` Service in `default` (port 443 to `advertise`'s port, cluster IP the first
     /// of the service range) with its Endpoints and EndpointSlice (address `advertise`'s,
     /// 127.0.0.1 when unspecified), and the `system-node-critical` / `system-cluster-critical`
-    /// PriorityClasses. Until it has run, `/readyz` reports the post-start hooks
+    /// PriorityClasses. The `kubernetes` Service's ports and its endpoints are set back to these
+    /// when they differ (a server restarted on etcd at another port). Until it has run, `/readyz` reports the post-start hooks
     /// `bootstrap-controller` and `scheduling/bootstrap-system-priority-classes` unfinished.
     pub async fn ensure_cluster_objects(&self, advertise: SocketAddr) -> Result<(), ApiError> {
         self.ensure_system_namespaces().await?;
@@ -102,9 +165,9 @@ impl ApiServer {
             .chain(system_priority_classes());
         for value in objects {
             let obj = Object::from_value(value).map_err(|e| ApiError::internal(e.to_string()))?;
-            match self.create(obj).await {
+            match self.create(obj.clone()).await {
                 Ok(_) => {}
-                Err(e) if e.code == 409 => {}
+                Err(e) if e.code == 409 => self.reconcile(obj).await?,
                 Err(e) => return Err(e),
             }
         }

@@ -111,7 +111,7 @@ on_every_backend!(
 );
 
 #[tokio::test]
-async fn a_server_restarted_on_etcd_finds_the_cluster_objects_there() {
+async fn a_server_restarted_on_etcd_at_another_port_keeps_its_objects_and_moves_the_endpoints() {
     let Some(storage) = Backend::Etcd.storage().await else {
         return;
     };
@@ -128,6 +128,15 @@ async fn a_server_restarted_on_etcd_finds_the_cluster_objects_there() {
         again["metadata"]["uid"], svc["metadata"]["uid"],
         "the same object"
     );
+    // The server moved: the bootstrap controller points the Service and its endpoints at it.
+    let port = second.addr().port();
+    assert_ne!(port, first.addr().port());
+    assert_eq!(again["spec"]["ports"][0]["targetPort"], port);
+    assert_eq!(again["spec"]["clusterIP"], "10.96.0.1");
+    let (_, ep) = get(&c, "/api/v1/namespaces/default/endpoints/kubernetes").await;
+    assert_eq!(ep["subsets"][0]["ports"][0]["port"], port);
+    let slice = "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/kubernetes";
+    assert_eq!(get(&c, slice).await.1["ports"][0]["port"], port);
     let (_, list) = get(&c, "/apis/scheduling.k8s.io/v1/priorityclasses").await;
     assert_eq!(list["items"].as_array().unwrap().len(), 2);
     // A second call on a running server finds everything there too.
