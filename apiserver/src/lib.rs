@@ -50,6 +50,7 @@
 mod access;
 mod admission;
 mod authn;
+mod bootstrap;
 mod cache;
 mod cacher;
 mod continue_token;
@@ -66,6 +67,7 @@ mod filter;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
+mod health;
 mod http;
 mod kinds;
 mod object;

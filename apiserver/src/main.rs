@@ -134,8 +134,12 @@ async fn run(args: Args) -> Result<(), String> {
         builder = builder.storage(std::sync::Arc::new(storage));
     }
     let server = builder.build();
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
     server
-        .ensure_system_namespaces()
+        .ensure_cluster_objects(addr)
         .await
         .map_err(|e| e.to_string())?;
     for path in &args.seed {
@@ -147,10 +151,6 @@ async fn run(args: Args) -> Result<(), String> {
             .map_err(|e| format!("{}: {e}", path.display()))?;
         tracing::info!(file = %path.display(), objects = n, "seeded");
     }
-    let listener = tokio::net::TcpListener::bind(args.listen)
-        .await
-        .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
-    let addr = listener.local_addr().map_err(|e| e.to_string())?;
     let url = format!("http://{addr}");
     if let Some(path) = &args.write_kubeconfig {
         std::fs::write(path, kubeconfig(&url, args.token.as_deref()))

@@ -61,6 +61,19 @@ impl Query {
         self.param(key).map(|p| p.value.as_str())
     }
 
+    /// Every value of `key`, in order.
+    pub(crate) fn all<'a>(&'a self, key: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.params
+            .iter()
+            .filter(move |p| p.key == key)
+            .map(|p| p.value.as_str())
+    }
+
+    /// Whether `key` is present (with or without a value), as Go's `Query()[key]` lookup.
+    pub(crate) fn has(&self, key: &str) -> bool {
+        self.param(key).is_some()
+    }
+
     fn param(&self, key: &str) -> Option<&Param> {
         self.params.iter().find(|p| p.key == key)
     }

@@ -42,6 +42,9 @@ pub struct ResourceDef {
     /// built-in kind served in several versions, the one Kubernetes stores). Objects written
     /// through another version are converted (module `convert`).
     pub storage_version: String,
+    /// The `Warning` every request to this version carries (a deprecated CustomResourceDefinition
+    /// version's `deprecationWarning`, or `<group>/<version> <Kind> is deprecated`).
+    pub deprecation_warning: Option<String>,
 }
 
 impl ResourceDef {
@@ -63,6 +66,7 @@ impl ResourceDef {
             schema: None,
             printer_columns: PrinterColumn::defaults(),
             storage_version,
+            deprecation_warning: None,
         }
     }
 

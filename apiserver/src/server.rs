@@ -172,6 +172,7 @@ impl ApiServerBuilder {
             policy: self.policy,
             garbage_collection: !self.no_garbage_collection,
             controllers: crate::controllers::progress::Progress::default(),
+            bootstrapped: std::sync::atomic::AtomicBool::new(false),
         });
         // The versions of one resource are served together, the stored one first.
         let mut by_resource: Vec<Vec<Arc<ResourceDef>>> = Vec::new();

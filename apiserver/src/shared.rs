@@ -171,6 +171,9 @@ pub(crate) struct Shared {
     /// The service-account token issuer (None: its key could not be made; token requests
     /// then fail with 500 and no token authenticates).
     pub(crate) tokens: Option<crate::tokens::Issuer>,
+    /// True once the objects of a fresh control plane exist
+    /// ([`ApiServer::ensure_cluster_objects`](crate::ApiServer::ensure_cluster_objects)).
+    pub(crate) bootstrapped: std::sync::atomic::AtomicBool,
 }
 
 impl Shared {

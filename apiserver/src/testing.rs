@@ -21,8 +21,9 @@ pub enum ServeError {
     /// The kube client could not be built.
     #[error("client error")]
     Client(#[source] kcache_store::BoxError),
-    /// The system namespaces could not be created, or the caches did not see them.
-    #[error("cannot set up the system namespaces")]
+    /// The objects of a fresh cluster (system namespaces, the `kubernetes` Service, ...)
+    /// could not be created, or the caches did not see them.
+    #[error("cannot set up the objects of a fresh cluster")]
     Setup(#[source] ApiError),
 }
 
@@ -45,12 +46,15 @@ impl TestServer {
         Self::start_with(ApiServer::builder()).await
     }
 
-    /// Starts the server built by `builder`, once the system namespaces exist, the caches are
+    /// Starts the server built by `builder`, once the objects of a fresh cluster exist
+    /// ([`ApiServer::ensure_cluster_objects`]), the caches are
     /// synced and the CustomResourceDefinitions in its storage are served.
     pub async fn start_with(builder: ApiServerBuilder) -> Result<Self, ServeError> {
         let server = builder.build();
+        let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
+        let addr = listener.local_addr()?;
         server
-            .ensure_system_namespaces()
+            .ensure_cluster_objects(addr)
             .await
             .map_err(ServeError::Setup)?;
         server
@@ -58,8 +62,6 @@ impl TestServer {
             .await
             .map_err(ServeError::Setup)?;
         server.wait_crds_served().await;
-        let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
-        let addr = listener.local_addr()?;
         let stop = CancellationToken::new();
         tokio::spawn(serve(listener, server.clone(), stop.clone()));
         Ok(Self { server, addr, stop })

@@ -20,6 +20,7 @@ use crate::object::Object;
 use crate::resource::ResourceDef;
 
 mod columns;
+mod deprecation;
 mod naming;
 mod schema;
 #[cfg(test)]
@@ -114,6 +115,7 @@ fn version_def(
     def.printer_columns =
         columns::printer_columns(v.additional_printer_columns.as_deref().unwrap_or_default());
     storage.clone_into(&mut def.storage_version);
+    def.deprecation_warning = deprecation::warning(crd, v);
     def
 }
 

@@ -7,7 +7,7 @@ use http::{HeaderMap, HeaderValue, header};
 use serde_json::{Value, json};
 
 use super::response::json_response;
-use super::route::Route;
+use super::route::{Route, group_served};
 use crate::error::ApiError;
 use crate::shared::{GIT_VERSION, Shared};
 
@@ -35,10 +35,9 @@ pub(super) fn discovery(
             json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
         }
         Route::Group(g) => {
-            let found = groups(shared)
-                .into_iter()
-                .find(|(name, _)| name == g)
-                .ok_or_else(ApiError::no_route)?;
+            let Some(found) = groups(shared).into_iter().find(|(name, _)| name == g) else {
+                return Ok(crate::health::not_found_page());
+            };
             let mut v = group_json(&found.0, &found.1);
             v["kind"] = json!("APIGroup");
             v["apiVersion"] = json!("v1");
@@ -92,6 +91,10 @@ pub(super) fn discovery(
             }
             resources.extend(crate::reviews::discovery(g, v));
             if resources.is_empty() {
+                // A group nothing serves has no handler (the CRD handler delegates it).
+                if !group_served(shared, g) {
+                    return Ok(crate::health::not_found_page());
+                }
                 return Err(ApiError::no_route());
             }
             let gv = if g.is_empty() {
@@ -136,6 +139,7 @@ pub(super) fn discovery(
             return Ok(resp);
         }
         Route::Resource(_) | Route::NotFound => return Err(ApiError::no_route()),
+        Route::Unhandled => return Ok(crate::health::not_found_page()),
     };
     Ok(json_response(200, Bytes::from(body.to_string())))
 }

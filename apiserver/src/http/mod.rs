@@ -52,12 +52,24 @@ async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
     if !delay.is_zero() {
         tokio::time::sleep(delay).await;
     }
+    let health = health_request(&req);
+    // Anonymous requests may read the health endpoints and the version, as
+    // system:public-info-viewer allows.
+    let public = health.is_some() || matches!(req.uri().path(), "/version" | "/version/");
+    let anonymous_public = public && !req.headers().contains_key(header::AUTHORIZATION);
     if shared.config.token.is_some()
+        && !anonymous_public
         && crate::authn::user_of(&shared, req.headers())
             .await
             .is_none()
     {
         return error_response(&ApiError::new(401, "Unauthorized", "Unauthorized"));
+    }
+    if let Some((endpoint, check)) = health {
+        let query = Query::parse(req.uri().query());
+        return crate::health::serve(&shared, endpoint, check.as_deref(), &query)
+            .await
+            .unwrap_or_else(crate::health::not_found_page);
     }
     if let Some(err) = shared.faults.take_failure() {
         return error_response(&err);
@@ -66,6 +78,19 @@ async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
         Ok(resp) => resp,
         Err(err) => error_response(&err),
     }
+}
+
+/// The health endpoint and check (`None`: all of them) a GET addresses.
+fn health_request(req: &Request) -> Option<(crate::health::Endpoint, Option<String>)> {
+    if !matches!(*req.method(), Method::GET | Method::HEAD) {
+        return None;
+    }
+    let path = req.uri().path().trim_start_matches('/');
+    let (first, check) = match path.split_once('/') {
+        Some((first, check)) => (first, Some(check.to_owned())),
+        None => (path, None),
+    };
+    crate::health::Endpoint::parse(first).map(|e| (e, check))
 }
 
 async fn handle_inner(shared: &Arc<Shared>, req: Request) -> Result<Response, ApiError> {
@@ -96,6 +121,9 @@ async fn handle_inner(shared: &Arc<Shared>, req: Request) -> Result<Response, Ap
         include,
     );
     let route = route(shared, &segs);
+    if matches!(route, Route::Unhandled) {
+        return Ok(crate::health::not_found_page());
+    }
     let Route::Resource(rp) = route else {
         if parts.method != Method::GET {
             return Err(ApiError::method_not_allowed());
@@ -117,9 +145,12 @@ async fn handle_inner(shared: &Arc<Shared>, req: Request) -> Result<Response, Ap
         let answer = crate::reviews::answer(shared, review, rp.namespace, &user, object).await?;
         return Ok(json_response(201, Bytes::from(answer.to_string())));
     }
-    let def = shared
-        .find(rp.group, rp.version, rp.plural)
-        .ok_or_else(ApiError::no_route)?;
+    let Some(def) = shared.find(rp.group, rp.version, rp.plural) else {
+        if !route::group_served(shared, rp.group) {
+            return Ok(crate::health::not_found_page());
+        }
+        return Err(ApiError::no_route());
+    };
     if rp.namespace.is_some() && !def.namespaced {
         return Err(ApiError::no_route());
     }
@@ -155,51 +186,68 @@ async fn handle_inner(shared: &Arc<Shared>, req: Request) -> Result<Response, Ap
             }));
         }
     }
-    match (&parts.method, rp.name, rp.sub) {
+    let result = dispatch(&ctx, &parts.method, &query).await;
+    let Some(warning) = &def.deprecation_warning else {
+        return result;
+    };
+    // A deprecated version's requests all carry its warning, failed ones too.
+    let mut resp = result.unwrap_or_else(|err| error_response(&err));
+    response::prepend_warning(&mut resp, warning);
+    Ok(resp)
+}
+
+/// Runs the handler of a request to a resource.
+async fn dispatch(
+    ctx: &RequestCtx<'_>,
+    method: &Method,
+    query: &Query,
+) -> Result<Response, ApiError> {
+    let (rp, def) = (ctx.path, ctx.def);
+    match (method, rp.name, rp.sub) {
         (&Method::GET, None, None) => {
             if query.flag("watch") {
-                watch::watch(&ctx, None).await
+                watch::watch(ctx, None).await
             } else {
-                list::list(&ctx).await
+                list::list(ctx).await
             }
         }
         (&Method::GET, Some(name), None) if query.flag("watch") => {
-            watch::watch(&ctx, Some(name)).await
+            watch::watch(ctx, Some(name)).await
         }
         (method, Some(name), Some(sub @ ("binding" | "eviction" | "ephemeralcontainers")))
             if def.api.group.is_empty() && def.api.kind == "Pod" =>
         {
-            pod_subresource(&ctx, method, name, sub).await
+            pod_subresource(ctx, method, name, sub).await
         }
-        (&Method::GET, Some(name), None | Some("status")) => get::get(&ctx, name).await,
-        (method, Some(name), Some("approval")) if has_approval(&def) => match *method {
-            Method::GET => get::get(&ctx, name).await,
-            Method::PUT => write::update(&ctx, name, Subresource::Approval).await,
-            Method::PATCH => write::patch(&ctx, name, Subresource::Approval).await,
+        (&Method::GET, Some(name), None | Some("status")) => get::get(ctx, name).await,
+        (method, Some(name), Some("approval")) if has_approval(def) => match *method {
+            Method::GET => get::get(ctx, name).await,
+            Method::PUT => write::update(ctx, name, Subresource::Approval).await,
+            Method::PATCH => write::patch(ctx, name, Subresource::Approval).await,
             _ => Err(ApiError::method_not_allowed()),
         },
         (&Method::POST, Some(name), Some("token"))
             if def.api.group.is_empty() && def.api.kind == "ServiceAccount" =>
         {
-            write::create_token(&ctx, name).await
+            write::create_token(ctx, name).await
         }
         (method, Some(name), Some("scale")) if def.scale_subresource => match *method {
-            Method::GET => write::get_scale(&ctx, name).await,
-            Method::PUT => write::write_scale(&ctx, name, false).await,
-            Method::PATCH => write::write_scale(&ctx, name, true).await,
+            Method::GET => write::get_scale(ctx, name).await,
+            Method::PUT => write::write_scale(ctx, name, false).await,
+            Method::PATCH => write::write_scale(ctx, name, true).await,
             _ => Err(ApiError::method_not_allowed()),
         },
         (&Method::POST, None, None) if def.namespaced == rp.namespace.is_some() => {
-            write::create(&ctx).await
+            write::create(ctx).await
         }
         (&Method::PUT, Some(name), sub @ (None | Some("status"))) => {
-            write::update(&ctx, name, status_or_main(sub)).await
+            write::update(ctx, name, status_or_main(sub)).await
         }
         (&Method::PATCH, Some(name), sub @ (None | Some("status"))) => {
-            write::patch(&ctx, name, status_or_main(sub)).await
+            write::patch(ctx, name, status_or_main(sub)).await
         }
-        (&Method::DELETE, Some(name), None) => write::delete(&ctx, name).await,
-        (&Method::DELETE, None, None) => write::delete_collection(&ctx).await,
+        (&Method::DELETE, Some(name), None) => write::delete(ctx, name).await,
+        (&Method::DELETE, None, None) => write::delete_collection(ctx).await,
         (_, _, Some(_)) => Err(ApiError::no_route()),
         _ => Err(ApiError::method_not_allowed()),
     }

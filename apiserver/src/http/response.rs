@@ -29,6 +29,35 @@ pub(crate) fn error_response(err: &ApiError) -> Response {
     resp
 }
 
+/// The `Warning` header value of `text` (code 299, no agent, the text quoted).
+fn warning_value(text: &str) -> Option<HeaderValue> {
+    HeaderValue::from_str(&format!("299 - {}", serde_json::Value::from(text))).ok()
+}
+
+/// Adds a `Warning` header after those `resp` has.
+pub(super) fn append_warning(resp: &mut Response, text: &str) {
+    if let Some(value) = warning_value(text) {
+        resp.headers_mut().append(header::WARNING, value);
+    }
+}
+
+/// Adds a `Warning` header before those `resp` has: a warning recorded when the request
+/// arrived (a deprecated version's), which Kubernetes writes before the handler's own.
+pub(super) fn prepend_warning(resp: &mut Response, text: &str) {
+    let Some(value) = warning_value(text) else {
+        return;
+    };
+    let later: Vec<HeaderValue> = match resp.headers_mut().entry(header::WARNING) {
+        http::header::Entry::Occupied(e) => e.remove_entry_mult().1.collect(),
+        http::header::Entry::Vacant(_) => Vec::new(),
+    };
+    let headers = resp.headers_mut();
+    headers.append(header::WARNING, value);
+    for v in later {
+        headers.append(header::WARNING, v);
+    }
+}
+
 pub(super) fn stream_response(
     stream: impl futures::Stream<Item = Result<Bytes, std::convert::Infallible>> + Send + 'static,
 ) -> Response {

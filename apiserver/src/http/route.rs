@@ -18,7 +18,11 @@ pub(super) enum Route<'a> {
     OidcDiscovery,
     /// `/openid/v1/jwks`: the issuer's keys.
     Jwks,
+    /// Under an API prefix but addressing nothing: a `Status` 404.
     NotFound,
+    /// Outside every API prefix, or under `/apis/<group>` of a group not served: no handler
+    /// at all, Go's `404 page not found` (kube-apiserver's last delegate is `http.NotFound`).
+    Unhandled,
 }
 
 /// A path to a resource collection, object or subresource.
@@ -47,7 +51,8 @@ pub(super) fn route<'a>(shared: &Shared, segs: &[&'a str]) -> Route<'a> {
         ["apis", g, v] => Route::Resources(g, v),
         ["api", "v1", rest @ ..] => resource_route(shared, "", "v1", rest),
         ["apis", g, v, rest @ ..] => resource_route(shared, g, v, rest),
-        _ => Route::NotFound,
+        ["api", ..] => Route::NotFound,
+        _ => Route::Unhandled,
     }
 }
 
@@ -85,6 +90,19 @@ fn resource_route<'a>(
         [plural] => path(plural, None, None, None),
         [plural, name] => path(plural, None, Some(*name), None),
         [plural, name, sub] => path(plural, None, Some(*name), Some(*sub)),
-        _ => Route::NotFound,
+        _ if group_served(shared, group) => Route::NotFound,
+        _ => Route::Unhandled,
     }
+}
+
+/// Whether any resource (or review) of `group` is served: when not, kube-apiserver has no
+/// handler for paths under `/apis/<group>/`. Only asked on a request's way to a 404.
+pub(super) fn group_served(shared: &Shared, group: &str) -> bool {
+    group.is_empty()
+        || crate::reviews::GROUPS.contains(&group)
+        || shared
+            .served()
+            .resources
+            .iter()
+            .any(|d| d.api.group == group)
 }

@@ -35,10 +35,7 @@ fn written_response(ctx: &RequestCtx<'_>, code: u16, written: &Written) -> Respo
     let code = if written.created { 201 } else { code };
     let mut resp = ctx.object_response(code, &written.object);
     for warning in &written.warnings {
-        let text = format!("299 - {}", serde_json::Value::from(warning.as_str()));
-        if let Ok(value) = http::HeaderValue::from_str(&text) {
-            resp.headers_mut().append(header::WARNING, value);
-        }
+        super::response::append_warning(&mut resp, warning);
     }
     resp
 }

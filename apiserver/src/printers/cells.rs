@@ -99,6 +99,47 @@ pub(super) fn at_path(value: &Value, path: &str) -> Value {
     cur.clone()
 }
 
+/// The cell of a custom resource's printer column of type `type_` holding `value` (the
+/// apiextensions-apiserver's tableconvertor: `cellForJSONValue`, and JSONPath's printing for
+/// `string` columns): integers, numbers and booleans as such, strings as JSONPath prints any
+/// value (arrays and objects as JSON), dates as ages (`<invalid>` when not RFC 3339 or in the
+/// future, `<unknown>` empty or at the zero time); a value of another type, or a column of
+/// another type, empty.
+pub(super) fn custom_cell(type_: &str, value: Value) -> Value {
+    match (type_, value) {
+        ("integer", Value::Number(n)) => n
+            .as_i64()
+            // Go converts a float64 to int64 by truncation; `as` does the same.
+            .or_else(|| n.as_f64().map(|f| f as i64))
+            .map_or(Value::Null, Value::from),
+        ("number", Value::Number(n)) => n.as_f64().map_or(Value::Null, Value::from),
+        ("boolean", v @ Value::Bool(_)) => v,
+        ("string", Value::Null) => Value::Null,
+        ("string", Value::String(s)) => Value::String(s),
+        ("string", v @ (Value::Bool(_) | Value::Number(_))) => Value::String(v.to_string()),
+        ("string", v) => Value::String(v.to_string()),
+        // metav1.Time's UnmarshalQueryParameter reads "" as the zero time.
+        ("date", Value::String(s)) if s.is_empty() => Value::String("<unknown>".to_owned()),
+        ("date", Value::String(s)) => match s.parse::<k8s_openapi::jiff::Timestamp>() {
+            Err(_) => Value::String("<invalid>".to_owned()),
+            Ok(t) if t.as_second() == ZERO_TIME => Value::String("<unknown>".to_owned()),
+            Ok(t) => {
+                let secs = k8s_openapi::jiff::Timestamp::now().as_second() - t.as_second();
+                // duration.HumanDuration: more than a second in the future is invalid.
+                Value::String(if secs < -1 {
+                    "<invalid>".to_owned()
+                } else {
+                    human_duration(secs)
+                })
+            }
+        },
+        _ => Value::Null,
+    }
+}
+
+/// Go's zero `time.Time` (0001-01-01T00:00:00Z) in Unix seconds.
+const ZERO_TIME: i64 = -62_135_596_800;
+
 /// The value at a JSON pointer into an object's fields (`/spec/replicas`).
 pub(super) fn at<'a>(data: &'a Map<String, Value>, pointer: &str) -> Option<&'a Value> {
     let path = pointer.trim_start_matches('/');

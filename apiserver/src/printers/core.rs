@@ -181,6 +181,13 @@ const INGRESS: &[Column] = &[
     AGE,
 ];
 
+/// Whether the kind's table has no leading Name column but a Name column (priority 1) last:
+/// the Event printer's (core and `events.k8s.io`, stored alike), whose first column is
+/// Last Seen.
+pub(super) fn name_last(group: &str, kind: &str) -> bool {
+    kind == "Event" && matches!(group, "" | "events.k8s.io")
+}
+
 /// The printer of a core, coordination or networking kind.
 pub(super) fn printer(group: &str, kind: &str) -> Option<(&'static [Column], Cells)> {
     Some(match (group, kind) {
@@ -305,30 +312,39 @@ fn node(obj: &Object, data: &Data) -> Vec<Value> {
     ]
 }
 
+/// `printEvent` (wide, as the server prints): First Seen from `firstTimestamp` or else
+/// `eventTime`, Last Seen from `lastTimestamp` or else First Seen, a series' last observed time
+/// and count taking over, a count of 0 printed as 1 (singleton events of the new API).
 fn event(obj: &Object, data: &Data) -> Vec<Value> {
-    let last = match text(data, "/lastTimestamp") {
-        "" => text(data, "/eventTime"),
-        t => t,
+    let set = |pointer: &str| Some(text(data, pointer)).filter(|t| !t.is_empty());
+    let first = age_of(set("/firstTimestamp").or_else(|| set("/eventTime")));
+    let mut last = set("/lastTimestamp").map_or_else(|| first.clone(), |t| age_of(Some(t)));
+    let mut count = int(data, "/count");
+    if data.get("series").is_some_and(Value::is_object) {
+        last = age_of(set("/series/lastObservedTime"));
+        count = int(data, "/series/count");
+    } else if count == 0 {
+        count = 1;
+    }
+    let kind = text(data, "/involvedObject/kind").to_ascii_lowercase();
+    let involved = match text(data, "/involvedObject/name") {
+        "" => kind,
+        name => format!("{kind}/{name}"),
     };
-    let involved = format!(
-        "{}/{}",
-        text(data, "/involvedObject/kind").to_ascii_lowercase(),
-        text(data, "/involvedObject/name")
-    );
     let source = match text(data, "/source/host") {
         "" => text(data, "/source/component").to_owned(),
         host => format!("{}, {host}", text(data, "/source/component")),
     };
     vec![
-        age_of((!last.is_empty()).then_some(last)),
+        last,
         json!(text(data, "/type")),
         json!(text(data, "/reason")),
         json!(involved),
         json!(text(data, "/involvedObject/fieldPath")),
         json!(source),
         json!(text(data, "/message").trim()),
-        age_of(Some(text(data, "/firstTimestamp")).filter(|t| !t.is_empty())),
-        json!(int(data, "/count").to_string()),
+        first,
+        json!(count),
         json!(super::cells::name(obj)),
     ]
 }
@@ -347,6 +363,7 @@ fn event_v1(obj: &Object, data: &Data) -> Vec<Value> {
         ("type", "type"),
         ("reason", "reason"),
         ("eventTime", "eventTime"),
+        ("series", "series"),
     ] {
         if let Some(v) = data.get(v1) {
             core.insert(name.to_owned(), v.clone());

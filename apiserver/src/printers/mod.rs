@@ -92,10 +92,21 @@ fn column_json(name: &str, type_: &str, format: &str, priority: i32, description
 
 /// The column definitions of `def`'s table.
 pub(crate) fn columns(def: &ResourceDef) -> Vec<Value> {
-    let mut out = vec![column_json(NAME.0, NAME.1, "name", NAME.2, NAME.3)];
+    let leading_name = !core::name_last(&def.api.group, &def.api.kind);
+    let mut out = Vec::new();
+    if leading_name {
+        out.push(column_json(NAME.0, NAME.1, "name", NAME.2, NAME.3));
+    }
     match builtin(def) {
         Some((columns, _)) => {
-            out.extend(columns.iter().map(|c| column_json(c.0, c.1, "", c.2, c.3)));
+            out.extend(columns.iter().map(|c| {
+                let format = if !leading_name && c.0 == NAME.0 {
+                    "name"
+                } else {
+                    ""
+                };
+                column_json(c.0, c.1, format, c.2, c.3)
+            }));
         }
         None => out.extend(
             def.printer_columns
@@ -116,7 +127,10 @@ pub(crate) fn row(
     include: IncludeObject,
 ) -> Value {
     let data = obj.data();
-    let mut cells = vec![Value::String(cells::name(obj))];
+    let mut cells = Vec::new();
+    if !core::name_last(&def.api.group, &def.api.kind) {
+        cells.push(Value::String(cells::name(obj)));
+    }
     match builtin(def) {
         Some((_, f)) => cells.extend(f(obj, &data)),
         None => {
@@ -124,7 +138,7 @@ pub(crate) fn row(
             cells.extend(
                 def.printer_columns
                     .iter()
-                    .map(|c| cells::at_path(&value, &c.json_path)),
+                    .map(|c| cells::custom_cell(&c.type_, cells::at_path(&value, &c.json_path))),
             );
         }
     }
@@ -173,7 +187,58 @@ mod tests {
         let names: Vec<Value> = columns(&def).iter().map(|c| c["name"].clone()).collect();
         assert_eq!(names, [json!("Name"), json!("Age")]);
         let row = row(&def, &widget(), &widget(), IncludeObject::None);
-        assert_eq!(row, json!({"cells": ["w", "2024-01-02T03:04:05Z"]}));
+        let created: k8s_openapi::jiff::Timestamp = "2024-01-02T03:04:05Z".parse().unwrap();
+        let age = cells::human_duration(
+            k8s_openapi::jiff::Timestamp::now().as_second() - created.as_second(),
+        );
+        assert_eq!(row, json!({"cells": ["w", age]}));
+    }
+
+    /// tableconvertor_test.go's `Test_cellForJSONValue` cases (a `string` column's
+    /// non-string values are printed as `Test_convertor_ConvertToTable` expects: JSON).
+    #[test]
+    fn cell_for_json_value() {
+        use k8s_openapi::jiff::{SignedDuration, Timestamp};
+        let from_now = |secs: i64| {
+            let t = Timestamp::now()
+                .checked_add(SignedDuration::from_secs(secs))
+                .unwrap();
+            json!(t.to_string())
+        };
+        let cases = [
+            ("integer", json!(42), json!(42)),
+            ("integer", json!(3.7), json!(3)),
+            ("integer", json!(true), Value::Null),
+            ("integer", json!("foo"), Value::Null),
+            ("number", json!(42), json!(42.0)),
+            ("number", json!(3.7), json!(3.7)),
+            ("number", json!(true), Value::Null),
+            ("number", json!("foo"), Value::Null),
+            ("boolean", json!(42), Value::Null),
+            ("boolean", json!(3.7), Value::Null),
+            ("boolean", json!(true), json!(true)),
+            ("boolean", json!("foo"), Value::Null),
+            ("string", json!("foo"), json!("foo")),
+            ("string", json!(1), json!("1")),
+            ("string", json!([2, 3]), json!("[2,3]")),
+            ("string", json!(["bar", "baz"]), json!(r#"["bar","baz"]"#)),
+            ("date", json!(42), Value::Null),
+            ("date", json!(3.7), Value::Null),
+            ("date", json!(true), Value::Null),
+            ("date", from_now(-(12 * 3600 + 30 * 60)), json!("12h")),
+            ("date", from_now(12 * 3600 + 30 * 60), json!("<invalid>")),
+            ("date", json!(""), json!("<unknown>")),
+            ("date", json!("not a date"), json!("<invalid>")),
+            ("unknown", json!("foo"), Value::Null),
+            ("integer", json!([1]), Value::Null),
+        ];
+        for (type_, value, want) in cases {
+            assert_eq!(
+                cells::custom_cell(type_, value.clone()),
+                want,
+                "{type_} {value}"
+            );
+        }
     }
 
     #[test]

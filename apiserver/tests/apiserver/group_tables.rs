@@ -231,14 +231,16 @@ async fn network_and_event_tables_print_selectors_endpoints_and_events() {
         "type": "Normal", "reason": "Started", "action": "Start", "note": "started ",
         "reportingController": "kubelet", "reportingInstance": "node-1"})).await;
     let (columns, _, cells) = printed(&c, events).await;
+    // printEvent's columns: no leading Name; the name last, at priority 1.
     assert_eq!(
         columns,
-        ["Name", "Last Seen", "Type", "Reason", "Object", "Message"]
+        ["Last Seen", "Type", "Reason", "Object", "Message"]
     );
     assert_eq!(
-        cells[2..5],
+        cells[1..4],
         [json!("Normal"), json!("Started"), json!("pod/p")]
     );
-    assert_eq!(cells[6], "kubelet, node-1");
-    assert_eq!(cells[7], "started");
+    assert_eq!(cells[5], "kubelet, node-1");
+    assert_eq!(cells[6], "started");
+    assert_eq!(cells[9], "e1");
 }

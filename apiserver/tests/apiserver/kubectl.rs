@@ -66,6 +66,27 @@ pub(crate) fn kubectl(kubectl: &std::path::Path, server: &Binary, args: &[&str])
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// Applies a CustomResourceDefinition (written to `dir` as JSON) and waits until it is
+/// Established.
+pub(crate) fn apply_crd(
+    kc: &std::path::Path,
+    server: &Binary,
+    dir: &std::path::Path,
+    crd: &serde_json::Value,
+) {
+    let file = dir.join("crd.json");
+    std::fs::write(&file, crd.to_string()).unwrap();
+    kubectl(kc, server, &["apply", "-f", file.to_str().unwrap()]);
+    let name = format!("crd/{}", crd["metadata"]["name"].as_str().unwrap());
+    let wait = [
+        "wait",
+        "--for=condition=Established",
+        &name,
+        "--timeout=20s",
+    ];
+    kubectl(kc, server, &wait);
+}
+
 /// kubectl and a started binary in a temporary folder (None, after [`skip`], without kubectl).
 pub(crate) fn session(name: &str) -> Option<(std::path::PathBuf, Binary, std::path::PathBuf)> {
     let Some(kc) = kubectl_path() else {

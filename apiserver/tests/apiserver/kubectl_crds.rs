@@ -149,19 +149,7 @@ fn kubectl_gets_a_custom_object_through_each_served_version() {
     let Some((kc, server, dir)) = session("crd-versions") else {
         return;
     };
-    let crd_file = dir.join("crd.json");
-    std::fs::write(&crd_file, crate::crd_versions::gadget_crd().to_string()).unwrap();
-    kubectl(&kc, &server, &["apply", "-f", crd_file.to_str().unwrap()]);
-    kubectl(
-        &kc,
-        &server,
-        &[
-            "wait",
-            "--for=condition=Established",
-            "crd/gadgets.example.com",
-            "--timeout=20s",
-        ],
-    );
+    crate::kubectl::apply_crd(&kc, &server, &dir, &crate::crd_versions::gadget_crd());
     let file = dir.join("g1.yaml");
     std::fs::write(
         &file,
