@@ -14,18 +14,19 @@ use tokio::time::Instant;
 
 use crate::etcd_workload::{
     OBJECTS, check_watch, check_writes, create_objects, final_state, longest_pause, object_name,
-    tokens, wait_tokens, watcher, writer,
+    revisions, tokens, wait_tokens, watcher, writer,
 };
 use crate::support::{client, test_builder};
 
-type Shared = Arc<tokio::sync::Mutex<TestEtcdCluster>>;
+pub(crate) type Shared = Arc<tokio::sync::Mutex<TestEtcdCluster>>;
 
 /// The cluster the tests share while any of them runs (each holds it locked while it runs, and
 /// uses its own key prefix).
 static CLUSTER: Mutex<Weak<tokio::sync::Mutex<TestEtcdCluster>>> = Mutex::new(Weak::new());
 static STARTING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
-async fn cluster() -> Option<Shared> {
+pub(crate) async fn cluster() -> Option<Shared> {
+    crate::etcd_workload::trace();
     let _starting = STARTING.lock().await;
     if let Some(shared) = CLUSTER.lock().unwrap().upgrade() {
         return Some(shared);
@@ -42,7 +43,7 @@ async fn cluster() -> Option<Shared> {
     Some(shared)
 }
 
-fn config(cluster: &TestEtcdCluster) -> EtcdConfig {
+pub(crate) fn config(cluster: &TestEtcdCluster) -> EtcdConfig {
     cluster
         .config()
         .prefix(format!("/kcache-{}", uuid::Uuid::new_v4()))
@@ -136,17 +137,7 @@ async fn scenario(fault: Fault) -> Option<Figures> {
         writes.push(w.await.unwrap());
     }
     let state = final_state(clients[0].clone()).await;
-    until_tx
-        .send(Some(
-            state
-                .iter()
-                .map(|(k, cm)| {
-                    let rv = cm.metadata.resource_version.as_deref().unwrap_or("0");
-                    (k.clone(), rv.parse::<u64>().unwrap())
-                })
-                .collect(),
-        ))
-        .unwrap();
+    until_tx.send(Some(revisions(&state))).unwrap();
     let writes_held = check_writes(&state, &writes);
     assert_eq!(
         writes_held,

@@ -17,6 +17,17 @@ use kube_client::api::{ListParams, PostParams, WatchEvent, WatchParams};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
+/// Logs to stderr what `RUST_LOG` asks for (e.g. `kcache_apiserver=debug`, to see which etcd
+/// requests failed and why), once.
+pub(crate) fn trace() {
+    if std::env::var_os("RUST_LOG").is_some() {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_writer(std::io::stderr)
+            .try_init();
+    }
+}
+
 /// How long a whole scenario may take.
 pub(crate) const DEADLINE: Duration = Duration::from_secs(60);
 
@@ -288,6 +299,11 @@ pub(crate) async fn final_state(client: Client) -> BTreeMap<String, ConfigMap> {
         state.insert(object_name(i), cm);
     }
     state
+}
+
+/// Each object's resourceVersion in `state`: what the watchers wait for.
+pub(crate) fn revisions(state: &BTreeMap<String, ConfigMap>) -> BTreeMap<String, u64> {
+    state.iter().map(|(k, cm)| (k.clone(), rv_of(cm))).collect()
 }
 
 /// Creates the objects, empty.

@@ -20,6 +20,8 @@ mod deletes;
 #[cfg(feature = "etcd")]
 mod etcd_cluster;
 #[cfg(feature = "etcd")]
+mod etcd_server_kill;
+#[cfg(feature = "etcd")]
 mod etcd_workload;
 mod events;
 mod faults;

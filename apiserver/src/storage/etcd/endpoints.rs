@@ -7,13 +7,21 @@
 //!   `health_timeout`; a member is healthy when it answers and knows a leader. A connect error
 //!   marks a member unhealthy at once.
 //! - routing: round robin over the healthy members (over all of them when none is healthy).
+//! - attempts: each attempt has a deadline (`attempt_timeout`, shorter than etcd's election)
+//!   so that a request stuck on a member (a follower that forwarded it to a leader that died
+//!   waits etcd's request timeout, 7 s by default) fails fast.
 //! - retries, within `retry_window`: a request is sent again, to another member, only when it
 //!   provably never reached etcd: a connect error (no byte was sent) or etcd's `no leader`
 //!   answer to a request carrying `hasleader` metadata (the server rejects it in its gRPC
 //!   interceptor, before the request is handled). A read (idempotent) is also sent again after
-//!   any transport failure or `leader changed` / timeout answer, and when its member turns
-//!   unhealthy while it waits (a member stopped answering). A write that may have been applied
-//!   is never sent again: its error is returned.
+//!   any transport failure, `leader changed` / timeout answer or attempt deadline, and when its
+//!   member turns unhealthy while it waits (a member stopped answering). So is a
+//!   [`Call::GuardedWrite`]: a transaction comparing a `mod_revision` above 0, which etcd
+//!   refuses a second time once the first applied (revisions never come back), so at most one
+//!   attempt applies; the caller is told that an earlier attempt may have reached etcd
+//!   ([`Sent::uncertain`]) and settles the outcome from the value the refused transaction
+//!   read. Any other write that may have been applied is never sent again: its error is
+//!   returned, marked uncertain, for the caller to read back.
 
 use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -66,6 +74,26 @@ pub(super) enum Call {
     Read,
     /// May change etcd: sent again only when it provably never reached etcd.
     Write,
+    /// A transaction comparing a `mod_revision` above 0: sent again after any transport
+    /// failure, as a read (etcd refuses it once an earlier attempt applied).
+    GuardedWrite,
+}
+
+impl Call {
+    /// Whether an attempt that may have reached etcd can be sent again.
+    fn resendable(self) -> bool {
+        matches!(self, Self::Read | Self::GuardedWrite)
+    }
+}
+
+/// What [`Endpoints::call`] returns: the result of the last attempt, and whether an earlier
+/// attempt (or, on an error, this one) may have reached etcd.
+pub(super) struct Sent<T> {
+    /// The last attempt's result.
+    pub(super) result: Result<T, etcd_client::Error>,
+    /// An attempt other than the one that answered `Ok` may have been applied (for an `Err`:
+    /// the failed attempt may have been applied).
+    pub(super) uncertain: bool,
 }
 
 /// How a request failed.
@@ -127,6 +155,7 @@ pub(super) struct Endpoints {
     members: Vec<Member>,
     next: AtomicUsize,
     retry_window: Duration,
+    attempt_timeout: Duration,
 }
 
 impl Endpoints {
@@ -143,6 +172,7 @@ impl Endpoints {
                 .collect(),
             next: AtomicUsize::new(0),
             retry_window: config.retry_window,
+            attempt_timeout: config.attempt_timeout,
         })
     }
 
@@ -167,51 +197,101 @@ impl Endpoints {
     pub(super) async fn call<T, F, Fut>(
         &self,
         call: Call,
-        mut request: F,
+        request: F,
     ) -> Result<T, etcd_client::Error>
     where
         F: FnMut(Client) -> Fut,
         Fut: Future<Output = Result<T, etcd_client::Error>>,
     {
-        let deadline = Instant::now() + self.retry_window;
+        self.send(call, request).await.result
+    }
+
+    /// One attempt on `member`: ends with an error at the attempt deadline, or (for a request
+    /// that may be sent again) when the member turns unhealthy.
+    async fn attempt<T, Fut>(
+        &self,
+        call: Call,
+        member: &Member,
+        request: Fut,
+    ) -> Result<T, etcd_client::Error>
+    where
+        Fut: Future<Output = Result<T, etcd_client::Error>>,
+    {
+        let watch_health = call.resendable() && member.is_healthy();
+        let unhealthy = async {
+            if watch_health {
+                member.unhealthy().await;
+            } else {
+                std::future::pending::<()>().await;
+            }
+        };
+        let unavailable = |why: String| {
+            Err(etcd_client::Error::GRpcStatus(tonic::Status::unavailable(
+                format!("etcd member {} {why}", member.url),
+            )))
+        };
+        tokio::select! {
+            result = request => result,
+            () = unhealthy => unavailable("turned unhealthy during the request".to_owned()),
+            () = tokio::time::sleep(self.attempt_timeout) => {
+                unavailable(format!("did not answer within {:?}", self.attempt_timeout))
+            }
+        }
+    }
+
+    /// [`call`](Self::call), telling whether an attempt may have reached etcd.
+    pub(super) async fn send<T, F, Fut>(&self, call: Call, mut request: F) -> Sent<T>
+    where
+        F: FnMut(Client) -> Fut,
+        Fut: Future<Output = Result<T, etcd_client::Error>>,
+    {
+        let started = Instant::now();
+        let deadline = started + self.retry_window;
         let mut avoid = None;
         let mut backoff = Duration::from_millis(10);
+        let mut uncertain = false;
         loop {
             let Some((index, member)) = self.pick(avoid) else {
-                return Err(etcd_client::Error::InvalidArgs(
-                    "no etcd endpoints".to_owned(),
-                ));
+                let err = etcd_client::Error::InvalidArgs("no etcd endpoints".to_owned());
+                return Sent {
+                    result: Err(err),
+                    uncertain,
+                };
             };
-            let result = if call == Call::Read && member.is_healthy() {
-                tokio::select! {
-                    result = request(member.client.clone()) => result,
-                    () = member.unhealthy() => Err(etcd_client::Error::GRpcStatus(
-                        tonic::Status::unavailable(format!(
-                            "etcd member {} turned unhealthy during the request",
-                            member.url
-                        )),
-                    )),
+            let err = match self
+                .attempt(call, member, request(member.client.clone()))
+                .await
+            {
+                Ok(value) => {
+                    return Sent {
+                        result: Ok(value),
+                        uncertain,
+                    };
                 }
-            } else {
-                request(member.client.clone()).await
-            };
-            let err = match result {
-                Ok(value) => return Ok(value),
                 Err(err) => err,
             };
             let failure = classify(&err);
             if failure == Failure::NotConnected {
                 member.set_healthy(false);
             }
+            let reached = failure == Failure::Unavailable;
             let retry = match failure {
                 Failure::NotConnected | Failure::NoLeader => true,
-                Failure::Unavailable => call == Call::Read,
+                Failure::Unavailable => call.resendable(),
                 Failure::Answered => false,
             };
             let now = Instant::now();
             if !retry || now >= deadline {
-                return Err(err);
+                if failure != Failure::Answered {
+                    tracing::warn!(endpoint = %member.url, ?call, ?failure, error = %err,
+                        elapsed = ?started.elapsed(), "etcd request failed");
+                }
+                return Sent {
+                    result: Err(err),
+                    uncertain: uncertain || reached,
+                };
             }
+            uncertain |= reached && call != Call::Read;
             tracing::debug!(endpoint = %member.url, ?call, ?failure, error = %err, "etcd request sent again to another member");
             avoid = Some(index);
             if failure != Failure::NotConnected {

@@ -11,10 +11,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use etcd_client::{
-    Client, CompactionOptions, Compare, CompareOp, ConnectOptions, GetOptions, KeyValue, KvClient,
-    Txn, TxnOp, TxnOpResponse,
-};
+use etcd_client::{Client, CompactionOptions, ConnectOptions, GetOptions, KeyValue, KvClient};
 use futures::FutureExt;
 use tokio::sync::watch;
 
@@ -26,6 +23,7 @@ use crate::object::Object;
 
 mod endpoints;
 mod watch_task;
+mod write;
 
 use endpoints::{Call, Endpoints};
 
@@ -61,8 +59,14 @@ pub struct EtcdConfig {
     pub health_timeout: Duration,
     /// How long a request that provably never reached etcd (a connect error, `no leader`), or a
     /// read that failed in transit, is sent again to another endpoint before its error is
-    /// returned. A write that may have been applied is never sent again.
+    /// returned. A write that may have been applied is never sent again, except a transaction
+    /// etcd refuses once it applied (an update comparing the `mod_revision` read).
     pub retry_window: Duration,
+    /// How long one attempt of a request may take before it is abandoned (and, where safe,
+    /// sent to another member): shorter than etcd's election, so that a request stuck on a
+    /// member whose leader died (etcd answers it only after its 7 s request timeout) does not
+    /// hold a client that long.
+    pub attempt_timeout: Duration,
 }
 
 impl EtcdConfig {
@@ -77,6 +81,7 @@ impl EtcdConfig {
             health_interval: Duration::from_millis(250),
             health_timeout: Duration::from_secs(1),
             retry_window: Duration::from_secs(5),
+            attempt_timeout: Duration::from_secs(1),
         }
     }
 
@@ -287,43 +292,6 @@ impl EtcdStorage {
         }
     }
 
-    /// Runs a transaction: `ops` if `key`'s `mod_revision` is still `expected`; otherwise reads
-    /// `key`. Returns the revision of the write, or the current state when it changed.
-    async fn write_if_unchanged(
-        &self,
-        key: &[u8],
-        expected: i64,
-        op: TxnOp,
-    ) -> Result<Result<u64, (Option<Arc<Object>>, i64)>, StorageError> {
-        let txn = Txn::new()
-            .when([Compare::mod_revision(key, CompareOp::Equal, expected)])
-            .and_then([op])
-            .or_else([TxnOp::get(key, None)]);
-        let response = self
-            .endpoints
-            .call(Call::Write, |c| {
-                let txn = txn.clone();
-                async move { kv(&c).txn(txn).await }
-            })
-            .await
-            .map_err(backend)?;
-        let revision = self.saw_header(response.header());
-        if response.succeeded() {
-            return Ok(Ok(revision));
-        }
-        let current = response.op_responses().into_iter().find_map(|op| match op {
-            TxnOpResponse::Get(get) => Some(get),
-            _ => None,
-        });
-        match current.as_ref().and_then(|get| get.kvs().first()) {
-            Some(found) => Ok(Err((
-                Some(Arc::new(Self::decode(found)?)),
-                found.mod_revision(),
-            ))),
-            None => Ok(Err((None, 0))),
-        }
-    }
-
     async fn update(&self, key: String, mut update: UpdateFn) -> Result<Arc<Object>, StorageError> {
         let etcd_key = self.etcd_key(&key);
         let (mut current, mut mod_revision) = self.current(&etcd_key).await?;
@@ -332,9 +300,8 @@ impl EtcdStorage {
             if let Some(current) = current.as_ref().filter(|cur| is_unchanged(cur, &next)) {
                 return Ok(Arc::clone(current));
             }
-            let put = TxnOp::put(etcd_key.clone(), encode(&next), None);
             match self
-                .write_if_unchanged(&etcd_key, mod_revision, put)
+                .write_if_unchanged(&etcd_key, mod_revision, Some(encode(&next)))
                 .await?
             {
                 Ok(revision) => {
@@ -354,9 +321,8 @@ impl EtcdStorage {
                 return Err(StorageError::NotFound(key));
             };
             check_preconditions(&key, &pre, &current)?;
-            let delete = TxnOp::delete(etcd_key.clone(), None);
             match self
-                .write_if_unchanged(&etcd_key, mod_revision, delete)
+                .write_if_unchanged(&etcd_key, mod_revision, None)
                 .await?
             {
                 Ok(revision) => return Ok(Arc::new(current.with_resource_version(revision))),
@@ -367,8 +333,10 @@ impl EtcdStorage {
 
     async fn insert(&self, key: String, mut object: Object) -> Result<Arc<Object>, StorageError> {
         let etcd_key = self.etcd_key(&key);
-        let put = TxnOp::put(etcd_key.clone(), encode(&object), None);
-        match self.write_if_unchanged(&etcd_key, 0, put).await? {
+        match self
+            .write_if_unchanged(&etcd_key, 0, Some(encode(&object)))
+            .await?
+        {
             Ok(revision) => {
                 object.set_resource_version(revision);
                 Ok(Arc::new(object))
