@@ -61,6 +61,15 @@ impl Query {
         self.param(key).map(|p| p.value.as_str())
     }
 
+    /// Every value of `key`, in order (a list option such as `dryRun`).
+    pub(crate) fn all(&self, key: &str) -> Vec<&str> {
+        self.params
+            .iter()
+            .filter(|p| p.key == key)
+            .map(|p| p.value.as_str())
+            .collect()
+    }
+
     fn param(&self, key: &str) -> Option<&Param> {
         self.params.iter().find(|p| p.key == key)
     }

@@ -153,6 +153,16 @@ async fn handle_inner(shared: &Arc<Shared>, req: Request) -> Result<Response, Ap
             }));
         }
     }
+    let options = match parts.method {
+        Method::POST => Some("CreateOptions"),
+        Method::PUT => Some("UpdateOptions"),
+        Method::PATCH => Some("PatchOptions"),
+        Method::DELETE => Some("DeleteOptions"),
+        _ => None,
+    };
+    if let Some(options) = options {
+        crate::validation::dry_run(options, &query.all("dryRun"))?;
+    }
     match (&parts.method, rp.name, rp.sub) {
         (&Method::GET, None, None) => {
             if query.flag("watch") {

@@ -20,7 +20,7 @@ use crate::patch::{PatchKind, apply_patch};
 use crate::resource::ResourceDef;
 use crate::resource_version;
 use crate::schema::Schema;
-use crate::storage::{Preconditions, UpdateFn};
+use crate::storage::{Preconditions, StorageError, UpdateFn};
 use crate::validation;
 
 /// The state after writing `new` over `old` through `subresource`: identity fields from `old`,
@@ -34,6 +34,7 @@ fn prepare_update(
 ) -> Result<Object, ApiError> {
     let mut causes = validation::meta_causes(new.meta());
     causes.extend(validation::meta_update(new.meta(), old.meta()));
+    causes.extend(validation::kube_finalizers(def, new.meta()));
     validation::check(def, name, &causes)?;
     let om = old.meta();
     let meta = new.meta_mut();
@@ -49,9 +50,14 @@ fn prepare_update(
     Ok(new)
 }
 
+/// What an update that emptied the finalizers made, and the uid of the object it replaces.
+type Emptied = (Object, Option<String>);
+
 /// Runs `f` on the current object (in the target's version) and stores the result (in the
-/// storage version; a dry run only computes it); an object marked for deletion that has no
-/// finalizers left is then deleted.
+/// storage version; a dry run only computes it). An update that leaves an object marked for
+/// deletion without finalizers deletes it instead of writing it, as `store.go`'s `Update`
+/// (`errEmptiedFinalizers`, `deleteWithoutFinalizers`): watchers see one DELETED event (the
+/// last stored state), and the answer is the object the update made.
 pub(crate) async fn guaranteed_update(
     target: &Target<'_>,
     name: &str,
@@ -60,29 +66,47 @@ pub(crate) async fn guaranteed_update(
     let storage = &target.shared.storage;
     let key = target.key(name);
     let def = Arc::clone(target.def);
+    // The object of the last run of the update function when it emptied the finalizers, with
+    // the uid of the object it would have replaced.
+    let emptied: Arc<Mutex<Option<Emptied>>> = Arc::default();
+    let emptied_in_update = Arc::clone(&emptied);
     let mut f: UpdateFn = Box::new(move |cur| {
-        let cur = cur.map(|c| convert::served(&def, c));
-        f(cur.as_ref()).map(|new| convert::stored(&def, new))
+        *emptied_in_update.lock() = None;
+        let served = cur.map(|c| convert::served(&def, c));
+        let new = convert::stored(&def, f(served.as_ref())?);
+        if let Some(cur) = cur
+            && crate::deletion::should_delete_after_update(&new)
+        {
+            *emptied_in_update.lock() = Some((new, cur.meta().uid.clone()));
+            return Err(ApiError::internal("emptied finalizers"));
+        }
+        Ok(new)
     });
-    if target.dry_run {
+    let result = if target.dry_run {
         let cur = target.get(name).await?;
-        return f(cur.as_ref()).map(Arc::new);
-    }
-    let obj = storage
-        .guaranteed_update(key.clone(), f)
-        .await
-        .map_err(|e| target.status(name, e))?;
-    if !crate::deletion::should_delete_after_update(&obj) {
-        return Ok(obj);
+        f(cur.as_ref()).map(Arc::new)
+    } else {
+        storage
+            .guaranteed_update(key.clone(), f)
+            .await
+            .map_err(|e| target.status(name, e))
+    };
+    let taken = emptied.lock().take();
+    let Some((new, uid)) = taken else {
+        return result;
+    };
+    if target.dry_run {
+        return Ok(Arc::new(new));
     }
     let pre = Preconditions {
-        resource_version: Some(obj.resource_version_u64()),
-        uid: None,
+        resource_version: None,
+        uid,
     };
-    storage
-        .delete(key, pre)
-        .await
-        .map_err(|e| target.status(name, e))
+    match storage.delete(key, pre).await {
+        // Deletes race: another update may have deleted it first.
+        Ok(_) | Err(StorageError::NotFound(_)) => Ok(Arc::new(new)),
+        Err(e) => Err(target.status(name, e)),
+    }
 }
 
 /// Checks a name given in a body against the request's.
@@ -149,7 +173,10 @@ pub(crate) async fn update(
     let owned_name = name.to_owned();
     let namespace = target.namespace.map(str::to_owned);
     let manager = manager.clone();
+    let old_finalizers = Arc::new(Mutex::new(Vec::new()));
+    let old_in_update = Arc::clone(&old_finalizers);
     let f: UpdateFn = Box::new(move |cur| {
+        *old_in_update.lock() = finalizers_of(cur);
         let Some(cur) = cur else {
             if !strategy.allow_create_on_update() {
                 return Err(not_found(&def, &owned_name));
@@ -168,7 +195,14 @@ pub(crate) async fn update(
         Ok(next)
     });
     let stored = guaranteed_update(target, name, f).await?;
-    Ok(Written::new(target.def, stored, false).with_decode_warnings(decoded))
+    let old = std::mem::take(&mut *old_finalizers.lock());
+    Ok(Written::new(target.def, stored, false, &old).with_decode_warnings(decoded))
+}
+
+/// The finalizers of the object an update replaces (none when it creates).
+fn finalizers_of(cur: Option<&Arc<Object>>) -> Vec<String> {
+    cur.and_then(|c| c.meta().finalizers.clone())
+        .unwrap_or_default()
 }
 
 /// An apply patch of an absent object creates it, through the create path (a service gets its
@@ -228,7 +262,10 @@ pub(crate) async fn patch(
     // The unknown-field warnings of the last run of the update function.
     let decoded = Arc::new(Mutex::new(Vec::new()));
     let decoded_in_update = Arc::clone(&decoded);
+    let old_finalizers = Arc::new(Mutex::new(Vec::new()));
+    let old_in_update = Arc::clone(&old_finalizers);
     let f: UpdateFn = Box::new(move |cur| {
+        *old_in_update.lock() = finalizers_of(cur);
         let is_apply = request.kind == PatchKind::Apply;
         let Some(cur) = cur else {
             if !is_apply {
@@ -288,5 +325,6 @@ pub(crate) async fn patch(
     });
     let stored = guaranteed_update(target, name, f).await?;
     let decoded = std::mem::take(&mut *decoded.lock());
-    Ok(Written::new(target.def, stored, false).with_decode_warnings(decoded))
+    let old = std::mem::take(&mut *old_finalizers.lock());
+    Ok(Written::new(target.def, stored, false, &old).with_decode_warnings(decoded))
 }

@@ -1,6 +1,7 @@
 //! Validation as the Kubernetes API server does it: object names, labels and annotations (with
 //! its messages and field paths), the types of built-in kinds (by decoding into their
-//! k8s-openapi type), and `DeleteOptions`; field.rs words field errors as Kubernetes does,
+//! k8s-openapi type), `DeleteOptions` and `dryRun`; meta.rs `generateName`, owner references
+//! and finalizers, secret.rs Secrets and ConfigMaps; field.rs words field errors as Kubernetes does,
 //! pod.rs, service.rs and workloads.rs validate the specs of pods, services and workloads,
 //! autoscaling.rs HorizontalPodAutoscalers, storage.rs StorageClasses and volumes, network.rs
 //! NetworkPolicies, Ingresses and EndpointSlices, policy.rs PodDisruptionBudgets and Leases,
@@ -21,6 +22,7 @@ mod env;
 mod events;
 pub(crate) mod field;
 mod files;
+mod meta;
 mod network;
 mod pod;
 mod policy;
@@ -29,6 +31,7 @@ mod probe;
 mod projected;
 pub(crate) mod quantity;
 mod resources;
+mod secret;
 mod security;
 mod service;
 mod storage;
@@ -41,9 +44,11 @@ mod workloads;
 pub(crate) use autoscaling::hpa;
 pub(crate) use duplicates::from_slice_with_duplicates;
 pub(crate) use events::{event, event_update};
+pub(crate) use meta::{finalizer_warnings, kube_finalizers};
 pub(crate) use network::{endpoint_slice, endpoint_slice_update, ingress, network_policy};
 pub(crate) use pod::{pod_create, pod_update};
 pub(crate) use policy::{lease, pod_disruption_budget};
+pub(crate) use secret::{config_map, fold_string_data, secret, secret_update};
 pub(crate) use service::service;
 pub(crate) use storage::{
     persistent_volume, persistent_volume_claim, persistent_volume_claim_update,
@@ -191,6 +196,30 @@ pub(crate) fn name_causes(def: &ResourceDef, name: &str) -> Vec<Cause> {
         .collect()
 }
 
+/// The causes of an invalid `generateName` of `def`'s kind: the prefix checked with the kind's
+/// name rules, a trailing `-` allowed (`ValidateObjectMeta`'s name function with `prefix`).
+pub(crate) fn generate_name_causes(def: &ResourceDef, prefix: &str) -> Vec<Cause> {
+    let masked = meta::mask_trailing_dash(prefix);
+    let errs = match (def.api.group.as_str(), def.api.kind.as_str()) {
+        ("", "Namespace") => label_errors(&masked),
+        ("", "Service") => dns1035_errors(&masked),
+        // IsPathSegmentPrefix: only `/` and `%` are refused.
+        ("rbac.authorization.k8s.io", _) => path_segment_errors(prefix)
+            .into_iter()
+            .filter(|m| m.starts_with("may not contain"))
+            .collect(),
+        _ => subdomain_errors(&masked),
+    };
+    errs.into_iter()
+        .map(|m| {
+            (
+                "metadata.generateName".to_owned(),
+                invalid_value(prefix, &m),
+            )
+        })
+        .collect()
+}
+
 /// The causes of an invalid namespace name.
 pub(crate) fn namespace_causes(namespace: &str) -> Vec<Cause> {
     label_errors(namespace)
@@ -205,7 +234,8 @@ pub(crate) fn namespace_causes(namespace: &str) -> Vec<Cause> {
 }
 
 /// The causes of invalid label keys and values and annotation keys (field paths
-/// `metadata.labels` and `metadata.annotations`, as Kubernetes reports them).
+/// `metadata.labels` and `metadata.annotations`, as Kubernetes reports them), owner
+/// references and finalizers (module meta).
 pub(crate) fn meta_causes(meta: &ObjectMeta) -> Vec<Cause> {
     let labels = meta
         .labels
@@ -218,6 +248,7 @@ pub(crate) fn meta_causes(meta: &ObjectMeta) -> Vec<Cause> {
             causes.push(("metadata.annotations".to_owned(), invalid_value(key, &m)));
         }
     }
+    causes.extend(meta::references_and_finalizers(meta));
     causes
 }
 
@@ -315,6 +346,25 @@ pub(crate) fn cannot_handle(def: &ResourceDef, error: &dyn std::fmt::Display) ->
     ApiError::bad_request(format!(
         "{kind} in version {:?} cannot be handled as a {kind}: {error}",
         def.api.version
+    ))
+}
+
+/// `ValidateDryRun` of a write's `dryRun` values (the query's, or a DELETE body's): only
+/// `All`; else 422 Invalid of the write's options kind (`CreateOptions`, `UpdateOptions`,
+/// `PatchOptions`, `DeleteOptions`, group `meta.k8s.io`), before anything is decided.
+pub(crate) fn dry_run(options: &str, values: &[&str]) -> Result<(), ApiError> {
+    if values.iter().all(|v| *v == "All") {
+        return Ok(());
+    }
+    let given = Value::from(values.to_vec()).to_string();
+    Err(ApiError::invalid(
+        "meta.k8s.io",
+        options,
+        "",
+        &[(
+            "dryRun".to_owned(),
+            format!("Unsupported value: {given}: supported values: \"All\""),
+        )],
     ))
 }
 

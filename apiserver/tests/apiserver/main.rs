@@ -32,6 +32,7 @@ mod lifecycle;
 mod lists;
 mod metadata;
 mod noop_writes;
+mod object_rules;
 mod pod_spec;
 mod pod_spec_fields;
 mod python;
