@@ -186,7 +186,7 @@ fn is_kube_finalizer(name: &str) -> bool {
 /// `metadata.finalizers[i]: Invalid value: "x": name is neither a standard finalizer name nor
 /// is it fully qualified`.
 pub(crate) fn kube_finalizers(def: &ResourceDef, meta: &ObjectMeta) -> Vec<Cause> {
-    if !has_kube_finalizer_rule(def) {
+    if meta.finalizers.as_ref().is_none_or(Vec::is_empty) || !has_kube_finalizer_rule(def) {
         return Vec::new();
     }
     let names = meta.finalizers.iter().flatten().enumerate();
@@ -210,7 +210,9 @@ pub(crate) fn finalizer_warnings(
     meta: &ObjectMeta,
     old: &[String],
 ) -> Vec<String> {
-    if crate::kinds::find(&def.api.api_version, &def.api.kind).is_some() {
+    if meta.finalizers.as_ref().is_none_or(Vec::is_empty)
+        || crate::kinds::find(&def.api.api_version, &def.api.kind).is_some()
+    {
         return Vec::new();
     }
     let mut added: Vec<&String> = meta

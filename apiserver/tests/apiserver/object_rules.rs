@@ -398,6 +398,16 @@ async fn dry_run_accepts_only_all() {
         &format!("PatchOptions.meta.k8s.io \"\" is invalid: dryRun: {both}"),
         &[("dryRun", "FieldValueNotSupported", both)],
     );
+    let deploys = "/apis/apps/v1/namespaces/default/deployments";
+    let deploy = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+        "spec": {"selector": {"matchLabels": {"app": "web"}},
+                 "template": {"metadata": {"labels": {"app": "web"}},
+                              "spec": {"containers": [{"name": "c", "image": "img"}]}}}});
+    let (code, deploy) = post(&c, deploys, &deploy).await;
+    assert_eq!(code, 201, "{deploy}");
+    let status_path = format!("{deploys}/d/status?dryRun=x");
+    let (code, status) = put(&c, &status_path, &deploy).await;
+    expect(code, &status, "UpdateOptions");
     let (code, status) = request(&c, "DELETE", &format!("{path}?dryRun=x"), None).await;
     expect(code, &status, "DeleteOptions");
     let (code, status) = request(&c, "DELETE", &format!("{CMS}?dryRun=x"), None).await;
