@@ -177,6 +177,31 @@ async fn validate_config_map() {
     );
 }
 
+/// TestValidateConfigMap's size case: at most 1 MiB of data, reported on the whole object
+/// (an empty field, left out of the cause).
+#[tokio::test]
+async fn validate_config_map_size() {
+    let s = start().await;
+    let c = client(&s);
+    let big = "x".repeat(1024 * 1024 + 1);
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "big"},
+                    "data": {"a": big}});
+    let (code, status) = post(&c, CMS, &cm).await;
+    assert_eq!(
+        (code, status["reason"].as_str()),
+        (422, Some("Invalid")),
+        "{status}"
+    );
+    assert_eq!(
+        status["message"],
+        "ConfigMap \"big\" is invalid: : Too long: must have at most 1048576 bytes"
+    );
+    assert_eq!(
+        status["details"]["causes"],
+        json!([{"reason": "FieldValueTooLong", "message": "Too long: must have at most 1048576 bytes"}])
+    );
+}
+
 fn reference(kind: &str, name: &str, uid: &str, controller: bool) -> Value {
     json!({"apiVersion": "v1", "kind": kind, "name": name, "uid": uid, "controller": controller})
 }
