@@ -169,12 +169,10 @@ pub(crate) fn references_and_finalizers(meta: &ObjectMeta) -> Vec<Cause> {
 
 /// Whether `def`'s kind is validated with core's `ValidateObjectMeta` /
 /// `ValidateObjectMetaUpdate` (`pkg/apis/core/validation`), which also refuse finalizer names
-/// without a path that are not standard: the built-in kinds but CRDs and RBAC objects (their
+/// without a path that are not standard: the built-in kinds but CRDs (apiextensions'
 /// validation calls apimachinery's).
 fn has_kube_finalizer_rule(def: &ResourceDef) -> bool {
-    crate::kinds::find(&def.api.api_version, &def.api.kind).is_some()
-        && !crate::crd::is_crd(def)
-        && def.api.group != "rbac.authorization.k8s.io"
+    crate::kinds::find(&def.api.api_version, &def.api.kind).is_some() && !crate::crd::is_crd(def)
 }
 
 /// Whether `name` is a domain-qualified finalizer name or a standard one.
