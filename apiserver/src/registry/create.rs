@@ -185,7 +185,8 @@ pub(crate) async fn create(
     body: Body,
     manager: &FieldManager,
 ) -> Result<Written, ApiError> {
-    let (obj, decoded) = body_object(target.def, body, manager.validation())?;
+    let (mut obj, mut decoded) = body_object(target.def, body, manager.validation())?;
+    decoded.extend(validation::dedup_owner_references(obj.meta_mut(), false));
     let mut obj = prepare_create(target.def, target.namespace, obj, false)?;
     let name = obj.meta().name.clone().unwrap_or_default();
     crate::admission::admit_create(

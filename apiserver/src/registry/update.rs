@@ -129,7 +129,8 @@ pub(crate) async fn update(
     manager: &FieldManager,
 ) -> Result<Written, ApiError> {
     let def = Arc::clone(target.def);
-    let (new, decoded) = body_object(&def, body, manager.validation())?;
+    let (mut new, mut decoded) = body_object(&def, body, manager.validation())?;
+    decoded.extend(validation::dedup_owner_references(new.meta_mut(), false));
     if new.meta().name.is_some() {
         check_name(&new, name)?;
     }
@@ -280,7 +281,8 @@ pub(crate) async fn patch(
             true => Some(apply(&def, Some(cur), &request.patch, &manager)?),
             false => None,
         };
-        let new = match &applied {
+        decoded_in_update.lock().clear();
+        let mut new = match &applied {
             Some(value) => object_of(&def, value.clone())?,
             None => {
                 let mut value = cur.to_value();
@@ -295,6 +297,8 @@ pub(crate) async fn patch(
                 new
             }
         };
+        let duplicates = validation::dedup_owner_references(new.meta_mut(), true);
+        decoded_in_update.lock().extend(duplicates);
         // As the API server's patch handler (checkName): the patched object must keep the
         // name and namespace of the request.
         check_name(&new, &owned_name)?;

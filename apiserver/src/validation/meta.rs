@@ -167,6 +167,35 @@ pub(crate) fn references_and_finalizers(meta: &ObjectMeta) -> Vec<Cause> {
     causes
 }
 
+/// `dedupOwnerReferencesAndAddWarning` (`handlers/rest.go`): an owner reference given twice
+/// (the same uid and fields) is dropped, with a warning naming the duplicate uids. A patch is
+/// deduplicated after mutating admission, and worded so.
+pub(crate) fn dedup_owner_references(meta: &mut ObjectMeta, patch: bool) -> Option<String> {
+    let refs = meta.owner_references.as_mut()?;
+    let mut kept: Vec<OwnerReference> = Vec::with_capacity(refs.len());
+    let mut duplicates = Vec::new();
+    for r in refs.drain(..) {
+        if kept.contains(&r) {
+            duplicates.push(r.uid);
+        } else {
+            kept.push(r);
+        }
+    }
+    *refs = kept;
+    if duplicates.is_empty() {
+        return None;
+    }
+    let when = if patch {
+        " after mutating admission happens"
+    } else {
+        ""
+    };
+    Some(format!(
+        ".metadata.ownerReferences contains duplicate entries{when}; API server dedups owner references in 1.20+, and may reject such requests as early as 1.24; please fix your requests; duplicate UID(s) observed: {}",
+        duplicates.join(", ")
+    ))
+}
+
 /// Whether `def`'s kind is validated with core's `ValidateObjectMeta` /
 /// `ValidateObjectMetaUpdate` (`pkg/apis/core/validation`), which also refuse finalizer names
 /// without a path that are not standard: the built-in kinds but CRDs (apiextensions'

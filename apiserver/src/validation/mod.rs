@@ -44,7 +44,7 @@ mod workloads;
 pub(crate) use autoscaling::hpa;
 pub(crate) use duplicates::from_slice_with_duplicates;
 pub(crate) use events::{event, event_update};
-pub(crate) use meta::{finalizer_warnings, kube_finalizers};
+pub(crate) use meta::{dedup_owner_references, finalizer_warnings, kube_finalizers};
 pub(crate) use network::{endpoint_slice, endpoint_slice_update, ingress, network_policy};
 pub(crate) use pod::{pod_create, pod_update};
 pub(crate) use policy::{lease, pod_disruption_budget};

@@ -251,6 +251,46 @@ async fn validate_object_meta_owner_references() {
     );
 }
 
+/// `dedupOwnerReferencesAndAddWarning`: an owner reference given twice is kept once, with a
+/// warning (worded "after mutating admission" for a patch).
+#[tokio::test]
+async fn duplicate_owner_references_are_deduplicated_with_a_warning() {
+    let s = start().await;
+    let c = client(&s);
+    let (_, owner) = post(&c, CMS, &configmap("owner", "1")).await;
+    let uid = owner["metadata"]["uid"].as_str().unwrap().to_owned();
+    let owner = json!({"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": uid});
+    let mut cm = configmap("dup", "1");
+    cm["metadata"]["ownerReferences"] = json!([owner, owner]);
+    let body = Some(("application/json", cm.to_string().into_bytes()));
+    let (code, created, warnings) = request_warned(&c, "POST", CMS, body).await;
+    assert_eq!(code, 201, "{created}");
+    assert_eq!(created["metadata"]["ownerReferences"], json!([owner]));
+    let text = format!(
+        "API server dedups owner references in 1.20+, and may reject such requests as early as 1.24; please fix your requests; duplicate UID(s) observed: {uid}"
+    );
+    assert_eq!(
+        warnings,
+        [format!(
+            "299 - \".metadata.ownerReferences contains duplicate entries; {text}\""
+        )]
+    );
+    let merge = json!({"metadata": {"ownerReferences": [owner, owner]}});
+    let body = Some((
+        "application/merge-patch+json",
+        merge.to_string().into_bytes(),
+    ));
+    let (code, patched, warnings) = request_warned(&c, "PATCH", &format!("{CMS}/dup"), body).await;
+    assert_eq!(code, 200, "{patched}");
+    assert_eq!(patched["metadata"]["ownerReferences"], json!([owner]));
+    assert_eq!(
+        warnings,
+        [format!(
+            "299 - \".metadata.ownerReferences contains duplicate entries after mutating admission happens; {text}\""
+        )]
+    );
+}
+
 /// ValidateFinalizerName and core's validateKubeFinalizerName: a finalizer is a qualified
 /// name, and on a built-in kind one without a path must be a standard one.
 #[tokio::test]
