@@ -133,7 +133,14 @@ impl ApiError {
         };
         let causes: Vec<Value> = causes
             .iter()
-            .map(|(f, m)| json!({"reason": cause_reason(m), "message": m, "field": f}))
+            .map(|(f, m)| {
+                let mut cause = json!({"reason": cause_reason(m), "message": m, "field": f});
+                // StatusCause's field is `omitempty` (an error about the whole object).
+                if let (true, Some(c)) = (f.is_empty(), cause.as_object_mut()) {
+                    c.remove("field");
+                }
+                cause
+            })
             .collect();
         // StatusDetails' fields are `omitempty`: an empty name, group or kind is left out.
         let mut d = json!({"causes": causes});

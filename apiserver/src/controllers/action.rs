@@ -64,6 +64,7 @@ impl Action {
                         uid: self.uid,
                     },
                     options,
+                    dry_run: false,
                 };
                 crate::registry::delete(&target, &self.name, request)
                     .await

@@ -157,6 +157,14 @@ pub(super) fn delete_request(ctx: &RequestCtx<'_>) -> Result<DeleteRequest, ApiE
             .or(query_options.grace_period_seconds),
     };
     validation::delete_options(v.get("propagationPolicy").and_then(Value::as_str))?;
+    let dry_run: Vec<&str> = v
+        .get("dryRun")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|d| d.as_str().unwrap_or(""))
+        .collect();
+    validation::dry_run("DeleteOptions", &dry_run)?;
     let pre = &v["preconditions"];
     let resource_version = match pre.get("resourceVersion").and_then(Value::as_str) {
         Some(rv) => Some(resource_version::parse(rv).map_err(|_| {
@@ -170,5 +178,6 @@ pub(super) fn delete_request(ctx: &RequestCtx<'_>) -> Result<DeleteRequest, ApiE
             uid: pre.get("uid").and_then(Value::as_str).map(str::to_owned),
         },
         options,
+        dry_run: !dry_run.is_empty(),
     })
 }

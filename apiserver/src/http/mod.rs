@@ -203,6 +203,17 @@ async fn dispatch(
     query: &Query,
 ) -> Result<Response, ApiError> {
     let (rp, def) = (ctx.path, ctx.def);
+    let options = match *method {
+        Method::POST => Some("CreateOptions"),
+        Method::PUT => Some("UpdateOptions"),
+        Method::PATCH => Some("PatchOptions"),
+        Method::DELETE => Some("DeleteOptions"),
+        _ => None,
+    };
+    if let Some(options) = options {
+        let dry_run: Vec<&str> = query.all("dryRun").collect();
+        crate::validation::dry_run(options, &dry_run)?;
+    }
     match (method, rp.name, rp.sub) {
         (&Method::GET, None, None) => {
             if query.flag("watch") {

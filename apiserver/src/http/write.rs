@@ -87,7 +87,9 @@ pub(super) async fn patch(
 pub(super) async fn delete(ctx: &RequestCtx<'_>, name: &str) -> Result<Response, ApiError> {
     let request = delete_request(ctx)?;
     let cascading = request.options.orphan_dependents == Some(false);
-    let deleted = registry::delete(&target(ctx), name, request).await?;
+    let mut target = target(ctx);
+    target.dry_run |= request.dry_run;
+    let deleted = registry::delete(&target, name, request).await?;
     if deleted.removed && !deletion::returns_deleted_object(ctx.def) {
         let status = deletion::deleted_status(ctx.def, &deleted.object);
         return Ok(json_response(200, status.to_string().into()));
@@ -105,7 +107,9 @@ pub(super) async fn delete(ctx: &RequestCtx<'_>, name: &str) -> Result<Response,
 pub(super) async fn delete_collection(ctx: &RequestCtx<'_>) -> Result<Response, ApiError> {
     let filter = Filter::from_query(ctx.def, ctx.path.namespace, ctx.query)?;
     let request = delete_request(ctx)?;
-    let deleted = registry::delete_collection(&target(ctx), Some(&filter), &request).await?;
+    let mut target = target(ctx);
+    target.dry_run |= request.dry_run;
+    let deleted = registry::delete_collection(&target, Some(&filter), &request).await?;
     let meta = ListMeta {
         resource_version: deleted.list_revision,
         ..ListMeta::default()

@@ -88,13 +88,14 @@ static CRON_JOB: Rules = Rules {
 };
 static CONFIG_MAP: Rules = Rules {
     initial_status: None,
-    validate: nothing,
-    validate_update: |n, o| validation::immutable_data(n, o, &["data", "binaryData"]),
-};
-static SECRET: Rules = Rules {
-    initial_status: None,
-    validate: nothing,
-    validate_update: |n, o| validation::immutable_data(n, o, &["data"]),
+    validate: validation::config_map,
+    validate_update: |n, o| {
+        [
+            validation::immutable_data(n, o, &["data", "binaryData"]),
+            validation::config_map(n),
+        ]
+        .concat()
+    },
 };
 static RESOURCE_QUOTA: Rules = status_only(empty::<core::v1::ResourceQuotaStatus>);
 static INGRESS: Rules = Rules {
@@ -262,6 +263,28 @@ struct CreateOnUpdate;
 impl Strategy for CreateOnUpdate {
     fn allow_create_on_update(&self) -> bool {
         true
+    }
+}
+
+/// Secrets (`pkg/registry/core/secret/strategy.go`): `stringData` is folded into `data` as
+/// the body is decoded (the v1 to internal conversion), the type's keys are checked and the
+/// type may not change.
+struct SecretStrategy;
+
+impl Strategy for SecretStrategy {
+    fn default(&self, def: &ResourceDef, value: &mut Value) {
+        crate::defaults::apply(&def.api.api_version, &def.api.kind, value);
+        if let Some(obj) = value.as_object_mut() {
+            validation::fold_string_data(obj);
+        }
+    }
+
+    fn validate(&self, _def: &ResourceDef, obj: &Object) -> Vec<Cause> {
+        validation::secret(&obj.data(), obj.meta().annotations.as_ref())
+    }
+
+    fn validate_update(&self, _def: &ResourceDef, new: &Object, old: &Object) -> Vec<Cause> {
+        validation::secret_update(&new.data(), &old.data(), new.meta().annotations.as_ref())
     }
 }
 
@@ -487,7 +510,7 @@ pub(crate) fn strategy_for(def: &ResourceDef) -> &'static dyn Strategy {
         ("", "Pod") => &PodStrategy,
         ("", "Service") => &ServiceStrategy,
         ("", "ConfigMap") => &CONFIG_MAP,
-        ("", "Secret") => &SECRET,
+        ("", "Secret") => &SecretStrategy,
         ("", "ResourceQuota") => &RESOURCE_QUOTA,
         ("apps", "Deployment") => &DEPLOYMENT,
         ("apps", "ReplicaSet") => &REPLICA_SET,

@@ -26,6 +26,19 @@ fn random_suffix() -> String {
         .collect()
 }
 
+/// The longest prefix a generated name keeps (`maxGeneratedNameLength`: 63 less the suffix).
+const MAX_GENERATED_PREFIX: usize = 58;
+
+/// A name from `prefix` (cut to [`MAX_GENERATED_PREFIX`] bytes) and five random characters, as
+/// `names.SimpleNameGenerator` makes it.
+fn generate_name(prefix: &str) -> String {
+    let mut end = prefix.len().min(MAX_GENERATED_PREFIX);
+    while !prefix.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}{}", &prefix[..end], random_suffix())
+}
+
 /// Sets the namespace of a new object from the request's (`namespace`): they must agree, and a
 /// namespaced object without either goes to `default`; cluster-scoped objects have none.
 fn set_namespace(
@@ -68,7 +81,7 @@ pub(super) fn prepare_create(
     let meta = obj.meta_mut();
     if meta.name.as_deref().unwrap_or("").is_empty() {
         match meta.generate_name.as_deref().filter(|g| !g.is_empty()) {
-            Some(prefix) => meta.name = Some(format!("{prefix}{}", random_suffix())),
+            Some(prefix) => meta.name = Some(generate_name(prefix)),
             None => {
                 return Err(validation::invalid(
                     def,
@@ -107,11 +120,16 @@ pub(super) fn prepare_create(
     let strategy = strategy_for(def);
     strategy.prepare_for_create(def, &mut obj);
     let name = obj.meta().name.clone().unwrap_or_default();
-    let mut causes = validation::name_causes(def, &name);
+    let mut causes = match obj.meta().generate_name.as_deref() {
+        Some(prefix) if !prefix.is_empty() => validation::generate_name_causes(def, prefix),
+        _ => Vec::new(),
+    };
+    causes.extend(validation::name_causes(def, &name));
     if let Some(ns) = obj.meta().namespace.as_deref() {
         causes.extend(validation::namespace_causes(ns));
     }
     causes.extend(validation::meta_causes(obj.meta()));
+    causes.extend(validation::kube_finalizers(def, obj.meta()));
     causes.extend(strategy.validate(def, &obj));
     validation::check(def, &name, &causes)?;
     strategy.canonicalize(&mut obj);
@@ -167,7 +185,8 @@ pub(crate) async fn create(
     body: Body,
     manager: &FieldManager,
 ) -> Result<Written, ApiError> {
-    let (obj, decoded) = body_object(target.def, body, manager.validation())?;
+    let (mut obj, mut decoded) = body_object(target.def, body, manager.validation())?;
+    decoded.extend(validation::dedup_owner_references(obj.meta_mut(), false));
     let mut obj = prepare_create(target.def, target.namespace, obj, false)?;
     let name = obj.meta().name.clone().unwrap_or_default();
     crate::admission::admit_create(
@@ -189,7 +208,7 @@ pub(crate) async fn create(
     track_update(target.def, None, &mut obj, manager)?;
     let stored = store_new(target, obj).await?;
     sync_quota(target, &stored).await;
-    Ok(Written::new(target.def, stored, true).with_decode_warnings(decoded))
+    Ok(Written::new(target.def, stored, true, &[]).with_decode_warnings(decoded))
 }
 
 /// After a quota was written: the quota controller's sync of its status (`hard` and `used`).

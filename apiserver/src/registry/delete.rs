@@ -21,6 +21,8 @@ pub(crate) struct DeleteRequest {
     pub(crate) preconditions: Preconditions,
     /// Propagation policy and grace period.
     pub(crate) options: DeleteOptions,
+    /// The body's `dryRun: ["All"]` (the query's is the target's).
+    pub(crate) dry_run: bool,
 }
 
 /// Whether `obj` fails `pre`.

@@ -301,5 +301,7 @@ fn delete_request(options: &Value) -> Result<DeleteRequest, ApiError> {
             orphan_dependents: options.get("orphanDependents").and_then(Value::as_bool),
             grace_period_seconds: options.get("gracePeriodSeconds").and_then(Value::as_i64),
         },
+        // The eviction's own `dryRun` already made its target a dry run (`propagateDryRun`).
+        dry_run: false,
     })
 }

@@ -38,6 +38,7 @@
 
 use std::sync::Arc;
 
+use kube_core::Resource;
 use serde_json::Value;
 
 use crate::cacher::storage_status;
@@ -84,8 +85,20 @@ pub(crate) struct Written {
 }
 
 impl Written {
-    fn new(def: &ResourceDef, object: Arc<Object>, created: bool) -> Self {
-        let warnings = builtin::strategy_for(def).warnings(&object);
+    /// The answer of a write that stored `object`; `old_finalizers` are those of the object it
+    /// replaced (none for a create).
+    fn new(
+        def: &ResourceDef,
+        object: Arc<Object>,
+        created: bool,
+        old_finalizers: &[String],
+    ) -> Self {
+        let mut warnings = builtin::strategy_for(def).warnings(&object);
+        warnings.extend(crate::validation::finalizer_warnings(
+            def,
+            object.meta(),
+            old_finalizers,
+        ));
         Self {
             object,
             warnings,

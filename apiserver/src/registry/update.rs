@@ -20,7 +20,7 @@ use crate::patch::{PatchKind, apply_patch};
 use crate::resource::ResourceDef;
 use crate::resource_version;
 use crate::schema::Schema;
-use crate::storage::{Preconditions, UpdateFn};
+use crate::storage::{Preconditions, StorageError, UpdateFn};
 use crate::validation;
 
 /// The state after writing `new` over `old` through `subresource`: identity fields from `old`,
@@ -34,6 +34,7 @@ fn prepare_update(
 ) -> Result<Object, ApiError> {
     let mut causes = validation::meta_causes(new.meta());
     causes.extend(validation::meta_update(new.meta(), old.meta()));
+    causes.extend(validation::kube_finalizers(def, new.meta()));
     validation::check(def, name, &causes)?;
     let om = old.meta();
     let meta = new.meta_mut();
@@ -53,9 +54,14 @@ fn prepare_update(
     Ok(new)
 }
 
+/// What an update that emptied the finalizers made, and the uid of the object it replaces.
+type Emptied = (Object, Option<String>);
+
 /// Runs `f` on the current object (in the target's version) and stores the result (in the
-/// storage version; a dry run only computes it); an object marked for deletion that has no
-/// finalizers left is then deleted.
+/// storage version; a dry run only computes it). An update that leaves an object marked for
+/// deletion without finalizers deletes it instead of writing it, as `store.go`'s `Update`
+/// (`errEmptiedFinalizers`, `deleteWithoutFinalizers`): watchers see one DELETED event (the
+/// last stored state), and the answer is the object the update made.
 pub(crate) async fn guaranteed_update(
     target: &Target<'_>,
     name: &str,
@@ -64,31 +70,50 @@ pub(crate) async fn guaranteed_update(
     let storage = &target.shared.storage;
     let key = target.key(name);
     let def = Arc::clone(target.def);
+    // The object of the last run of the update function when it emptied the finalizers, with
+    // the uid of the object it would have replaced.
+    let emptied: Arc<Mutex<Option<Emptied>>> = Arc::default();
+    let emptied_in_update = Arc::clone(&emptied);
     let mut f: UpdateFn = Box::new(move |cur| {
-        let cur = cur.map(|c| convert::served(&def, c));
-        f(cur.as_ref()).map(|new| convert::stored(&def, new))
+        *emptied_in_update.lock() = None;
+        let served = cur.map(|c| convert::served(&def, c));
+        let new = convert::stored(&def, f(served.as_ref())?);
+        if let Some(cur) = cur
+            && crate::deletion::should_delete_after_update(&new)
+        {
+            *emptied_in_update.lock() = Some((new, cur.meta().uid.clone()));
+            return Err(ApiError::internal("emptied finalizers"));
+        }
+        Ok(new)
     });
-    if target.dry_run {
+    let result = if target.dry_run {
         let cur = target.get(name).await?;
-        return f(cur.as_ref()).map(Arc::new);
-    }
-    let obj = storage
-        .guaranteed_update(key.clone(), f)
-        .await
-        .map_err(|e| target.status(name, e))?;
-    if !crate::deletion::should_delete_after_update(&obj) {
-        return Ok(obj);
+        f(cur.as_ref()).map(Arc::new)
+    } else {
+        storage
+            .guaranteed_update(key.clone(), f)
+            .await
+            .map_err(|e| target.status(name, e))
+    };
+    let taken = emptied.lock().take();
+    let Some((new, uid)) = taken else {
+        return result;
+    };
+    if target.dry_run {
+        return Ok(Arc::new(new));
     }
     let pre = Preconditions {
-        resource_version: Some(obj.resource_version_u64()),
-        uid: None,
+        resource_version: None,
+        uid,
     };
-    let deleted = storage
-        .delete(key, pre)
-        .await
-        .map_err(|e| target.status(name, e))?;
-    crate::quota::replenish(target.shared, target.def, target.namespace).await;
-    Ok(deleted)
+    match storage.delete(key, pre).await {
+        // Deletes race: another update may have deleted it first.
+        Ok(_) | Err(StorageError::NotFound(_)) => {
+            crate::quota::replenish(target.shared, target.def, target.namespace).await;
+            Ok(Arc::new(new))
+        }
+        Err(e) => Err(target.status(name, e)),
+    }
 }
 
 /// Checks a name given in a body against the request's.
@@ -111,7 +136,8 @@ pub(crate) async fn update(
     manager: &FieldManager,
 ) -> Result<Written, ApiError> {
     let def = Arc::clone(target.def);
-    let (new, decoded) = body_object(&def, body, manager.validation())?;
+    let (mut new, mut decoded) = body_object(&def, body, manager.validation())?;
+    decoded.extend(validation::dedup_owner_references(new.meta_mut(), false));
     if new.meta().name.is_some() {
         check_name(&new, name)?;
     }
@@ -146,7 +172,20 @@ pub(crate) async fn update(
     // body for that.
     let creates = strategy_for(&def).allow_create_on_update();
     let kept = creates.then(|| new.clone());
-    let f = |new| update_fn(&def, name, new, expected_rv, subresource, manager);
+    // The finalizers of the object the update replaced, for the warnings about new ones.
+    let old_finalizers: Arc<Mutex<Vec<String>>> = Arc::default();
+    let f = |new| {
+        let old_finalizers = Arc::clone(&old_finalizers);
+        update_fn(
+            &def,
+            name,
+            new,
+            expected_rv,
+            subresource,
+            manager,
+            old_finalizers,
+        )
+    };
     let stored = match (guaranteed_update(target, name, f(new)).await, kept) {
         (Err(e), Some(new)) if e.code == 404 => {
             if let Some(written) = create_on_update(target, name, &new, manager).await? {
@@ -159,7 +198,8 @@ pub(crate) async fn update(
     if subresource == Subresource::Main {
         super::create::sync_quota(target, &stored).await;
     }
-    Ok(Written::new(target.def, stored, false).with_decode_warnings(decoded))
+    let old = std::mem::take(&mut *old_finalizers.lock());
+    Ok(Written::new(target.def, stored, false, &old).with_decode_warnings(decoded))
 }
 
 /// The storage update of a PUT of `new` (`expected_rv`: the resource version it names).
@@ -170,12 +210,14 @@ fn update_fn(
     expected_rv: Option<u64>,
     subresource: Subresource,
     manager: &FieldManager,
+    old_finalizers: Arc<Mutex<Vec<String>>>,
 ) -> UpdateFn {
     let def = Arc::clone(def);
     let owned_name = name.to_owned();
     let manager = manager.clone();
     let strategy = strategy_for(&def);
     Box::new(move |cur| {
+        *old_finalizers.lock() = finalizers_of(cur);
         let cur = cur.ok_or_else(|| not_found(&def, &owned_name))?;
         match expected_rv {
             None if !strategy.allow_unconditional_update() => {
@@ -190,6 +232,12 @@ fn update_fn(
         track_update(&def, Some(cur), &mut next, &manager)?;
         Ok(next)
     })
+}
+
+/// The finalizers of the object an update replaces (none when it creates).
+fn finalizers_of(cur: Option<&Arc<Object>>) -> Vec<String> {
+    cur.and_then(|c| c.meta().finalizers.clone())
+        .unwrap_or_default()
 }
 
 /// 422 for an update without `metadata.resourceVersion` of a kind whose strategy does not
@@ -291,7 +339,10 @@ pub(crate) async fn patch(
     // The unknown-field warnings of the last run of the update function.
     let decoded = Arc::new(Mutex::new(Vec::new()));
     let decoded_in_update = Arc::clone(&decoded);
+    let old_finalizers = Arc::new(Mutex::new(Vec::new()));
+    let old_in_update = Arc::clone(&old_finalizers);
     let f: UpdateFn = Box::new(move |cur| {
+        *old_in_update.lock() = finalizers_of(cur);
         let is_apply = request.kind == PatchKind::Apply;
         let Some(cur) = cur else {
             if !is_apply {
@@ -306,7 +357,8 @@ pub(crate) async fn patch(
             true => Some(apply(&def, Some(cur), &request.patch, &manager)?),
             false => None,
         };
-        let new = match &applied {
+        decoded_in_update.lock().clear();
+        let mut new = match &applied {
             Some(value) => object_of(&def, value.clone())?,
             None => {
                 let mut value = cur.to_value();
@@ -321,6 +373,8 @@ pub(crate) async fn patch(
                 new
             }
         };
+        let duplicates = validation::dedup_owner_references(new.meta_mut(), true);
+        decoded_in_update.lock().extend(duplicates);
         // As the API server's patch handler (checkName): the patched object must keep the
         // name and namespace of the request.
         check_name(&new, &owned_name)?;
@@ -356,5 +410,6 @@ pub(crate) async fn patch(
     });
     let stored = guaranteed_update(target, name, f).await?;
     let decoded = std::mem::take(&mut *decoded.lock());
-    Ok(Written::new(target.def, stored, false).with_decode_warnings(decoded))
+    let old = std::mem::take(&mut *old_finalizers.lock());
+    Ok(Written::new(target.def, stored, false, &old).with_decode_warnings(decoded))
 }

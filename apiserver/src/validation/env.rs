@@ -39,7 +39,7 @@ fn name_errors(name: &str) -> Option<&'static str> {
 }
 
 /// `IsConfigMapKey`.
-fn config_key_errors(key: &str) -> Vec<String> {
+pub(super) fn config_key_errors(key: &str) -> Vec<String> {
     let mut errs = Vec::new();
     if key.len() > 253 {
         errs.push("must be no more than 253 characters".to_owned());

@@ -1,6 +1,7 @@
 //! Validation as the Kubernetes API server does it: object names, labels and annotations (with
 //! its messages and field paths), the types of built-in kinds (by decoding into their
-//! k8s-openapi type), and `DeleteOptions`; field.rs words field errors as Kubernetes does,
+//! k8s-openapi type), `DeleteOptions` and `dryRun`; meta.rs `generateName`, owner references
+//! and finalizers, secret.rs Secrets and ConfigMaps; field.rs words field errors as Kubernetes does,
 //! pod.rs, service.rs and workloads.rs validate the specs of pods, services and workloads,
 //! autoscaling.rs HorizontalPodAutoscalers, storage.rs StorageClasses and volumes, network.rs
 //! NetworkPolicies, Ingresses and EndpointSlices, policy.rs PodDisruptionBudgets and Leases,
@@ -24,6 +25,7 @@ mod events;
 pub(crate) mod field;
 mod files;
 mod limits;
+mod meta;
 mod network;
 mod pod;
 mod pod_update;
@@ -33,6 +35,7 @@ mod probe;
 mod projected;
 pub(crate) mod quantity;
 mod resources;
+mod secret;
 mod security;
 mod service;
 mod storage;
@@ -52,10 +55,12 @@ pub(crate) use cluster::{
 pub(crate) use duplicates::from_slice_with_duplicates;
 pub(crate) use events::{event, event_update};
 pub(crate) use limits::limit_range;
+pub(crate) use meta::{dedup_owner_references, finalizer_warnings, kube_finalizers};
 pub(crate) use network::{endpoint_slice, endpoint_slice_update, ingress, network_policy};
 pub(crate) use pod::pod_create;
 pub(crate) use pod_update::{ephemeral_containers_update, pod_update};
 pub(crate) use policy::{lease, pod_disruption_budget};
+pub(crate) use secret::{config_map, fold_string_data, secret, secret_update};
 pub(crate) use service::service;
 pub(crate) use storage::{
     persistent_volume, persistent_volume_claim, persistent_volume_claim_update,
@@ -205,6 +210,30 @@ pub(crate) fn name_causes(def: &ResourceDef, name: &str) -> Vec<Cause> {
         .collect()
 }
 
+/// The causes of an invalid `generateName` of `def`'s kind: the prefix checked with the kind's
+/// name rules, a trailing `-` allowed (`ValidateObjectMeta`'s name function with `prefix`).
+pub(crate) fn generate_name_causes(def: &ResourceDef, prefix: &str) -> Vec<Cause> {
+    let masked = meta::mask_trailing_dash(prefix);
+    let errs = match (def.api.group.as_str(), def.api.kind.as_str()) {
+        ("", "Namespace") => label_errors(&masked),
+        ("", "Service") => dns1035_errors(&masked),
+        // IsPathSegmentPrefix: only `/` and `%` are refused.
+        ("rbac.authorization.k8s.io", _) => path_segment_errors(prefix)
+            .into_iter()
+            .filter(|m| m.starts_with("may not contain"))
+            .collect(),
+        _ => subdomain_errors(&masked),
+    };
+    errs.into_iter()
+        .map(|m| {
+            (
+                "metadata.generateName".to_owned(),
+                invalid_value(prefix, &m),
+            )
+        })
+        .collect()
+}
+
 /// The causes of an invalid namespace name.
 pub(crate) fn namespace_causes(namespace: &str) -> Vec<Cause> {
     label_errors(namespace)
@@ -219,7 +248,8 @@ pub(crate) fn namespace_causes(namespace: &str) -> Vec<Cause> {
 }
 
 /// The causes of invalid label keys and values and annotation keys (field paths
-/// `metadata.labels` and `metadata.annotations`, as Kubernetes reports them).
+/// `metadata.labels` and `metadata.annotations`, as Kubernetes reports them), owner
+/// references and finalizers (module meta).
 pub(crate) fn meta_causes(meta: &ObjectMeta) -> Vec<Cause> {
     let labels = meta
         .labels
@@ -232,6 +262,7 @@ pub(crate) fn meta_causes(meta: &ObjectMeta) -> Vec<Cause> {
             causes.push(("metadata.annotations".to_owned(), invalid_value(key, &m)));
         }
     }
+    causes.extend(meta::references_and_finalizers(meta));
     causes
 }
 
@@ -329,6 +360,25 @@ pub(crate) fn cannot_handle(def: &ResourceDef, error: &dyn std::fmt::Display) ->
     ApiError::bad_request(format!(
         "{kind} in version {:?} cannot be handled as a {kind}: {error}",
         def.api.version
+    ))
+}
+
+/// `ValidateDryRun` of a write's `dryRun` values (the query's, or a DELETE body's): only
+/// `All`; else 422 Invalid of the write's options kind (`CreateOptions`, `UpdateOptions`,
+/// `PatchOptions`, `DeleteOptions`, group `meta.k8s.io`), before anything is decided.
+pub(crate) fn dry_run(options: &str, values: &[&str]) -> Result<(), ApiError> {
+    if values.iter().all(|v| *v == "All") {
+        return Ok(());
+    }
+    let given = Value::from(values.to_vec()).to_string();
+    Err(ApiError::invalid(
+        "meta.k8s.io",
+        options,
+        "",
+        &[(
+            "dryRun".to_owned(),
+            format!("Unsupported value: {given}: supported values: \"All\""),
+        )],
     ))
 }
 

@@ -243,15 +243,15 @@ async fn an_update_with_another_uid_is_422() {
 async fn no_finalizer_may_be_added_to_an_object_being_deleted() {
     let s = start().await;
     let c = client(&s);
-    let cm = json!({"metadata": {"name": "cm", "finalizers": ["a"]}});
-    post(&c, CMS, &cm).await;
+    let cm = json!({"metadata": {"name": "cm", "finalizers": ["example.com/a"]}});
+    assert_eq!(post(&c, CMS, &cm).await.0, 201);
     let (code, _) = request(&c, "DELETE", &format!("{CMS}/cm"), None).await;
     assert_eq!(code, 200);
     let (code, status) = patch(
         &c,
         &format!("{CMS}/cm"),
         "application/merge-patch+json",
-        &json!({"metadata": {"finalizers": ["a", "b"]}}),
+        &json!({"metadata": {"finalizers": ["example.com/a", "example.com/b"]}}),
     )
     .await;
     assert_eq!(code, 422);
@@ -260,7 +260,7 @@ async fn no_finalizer_may_be_added_to_an_object_being_deleted() {
         [cause(
             "metadata.finalizers",
             "FieldValueForbidden",
-            "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{\"b\"}"
+            "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{\"example.com/b\"}"
         )]
     );
 }

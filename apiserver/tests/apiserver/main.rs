@@ -42,6 +42,7 @@ mod lifecycle;
 mod lists;
 mod metadata;
 mod noop_writes;
+mod object_rules;
 mod pod_spec;
 mod pod_spec_fields;
 mod pod_subresources;
