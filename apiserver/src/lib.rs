@@ -95,7 +95,7 @@ pub use error::ApiError;
 pub use object::{Object, ObjectError};
 pub use resource::{PrinterColumn, ResourceDef, builtin_resources};
 pub use server::{ApiServer, ApiServerBuilder};
-pub use shared::{Ipv4Cidr, Ipv4CidrError, ServerConfig};
+pub use shared::{Ipv4Cidr, Ipv4CidrError, PortRange, PortRangeError, ServerConfig};
 pub use storage::{
     DEFAULT_HISTORY, EventType, ListRequest, ListResult, MemoryStorage, Preconditions, Storage,
     StorageError, StorageEvent, StorageFuture, StorageWatch, UpdateFn, WatchItem, is_unchanged,

@@ -14,8 +14,8 @@
 //!   `allow_unconditional_update`) and `reset_fields`; builtin.rs: the built-in kinds'
 //!   strategies and `strategy_for`, which picks a resource's; custom.rs: the strategies of
 //!   CustomResourceDefinitions and of custom objects with a schema;
-//! - scale.rs and token.rs: the `scale` and `token` subresources; service_ip.rs: services'
-//!   cluster IPs;
+//! - scale.rs and token.rs: the `scale` and `token` subresources; service_ip.rs and
+//!   node_ports.rs: services' cluster IPs and node ports;
 //! - managed.rs: **the server-side apply seam**.
 //!
 //! # Server-side apply and managed fields
@@ -50,7 +50,9 @@ mod custom;
 mod decode;
 mod delete;
 mod managed;
+mod node_ports;
 mod scale;
+mod service;
 mod service_ip;
 mod strategy;
 mod token;

@@ -5,17 +5,19 @@
 
 use std::collections::HashSet;
 use std::net::Ipv4Addr;
+use std::sync::Arc;
 
 use rand::Rng;
 use serde_json::{Map, Value, json};
 
 use super::Target;
 use crate::error::ApiError;
+use crate::object::Object;
 use crate::storage::ListRequest;
 use crate::validation;
 
-/// The cluster IPs of every stored service.
-async fn used(target: &Target<'_>) -> Result<HashSet<Ipv4Addr>, ApiError> {
+/// Every stored service (the allocations in use are theirs).
+pub(super) async fn stored(target: &Target<'_>) -> Result<Vec<Arc<Object>>, ApiError> {
     let page = target
         .shared
         .storage
@@ -25,8 +27,13 @@ async fn used(target: &Target<'_>) -> Result<HashSet<Ipv4Addr>, ApiError> {
         })
         .await
         .map_err(|e| target.status("", e))?;
-    Ok(page
-        .items
+    Ok(page.items)
+}
+
+/// The cluster IPs of every stored service.
+async fn used(target: &Target<'_>) -> Result<HashSet<Ipv4Addr>, ApiError> {
+    Ok(stored(target)
+        .await?
         .iter()
         .filter_map(|svc| svc.field("spec.clusterIP")?.parse().ok())
         .collect())

@@ -12,7 +12,7 @@ use super::create::{create, prepare_create};
 use super::decode::{body_object, object_of, patched_object};
 use super::managed::{FieldManager, apply, keep_applied, track_update};
 use super::strategy::Subresource;
-use super::{Body, PatchRequest, Target, Written, conflict_stale, not_found};
+use super::{Body, PatchRequest, Target, Written, conflict_stale, node_ports, not_found};
 use crate::convert;
 use crate::error::ApiError;
 use crate::object::Object;
@@ -146,6 +146,7 @@ pub(crate) async fn update(
             )],
         ));
     }
+    let ports = node_ports::for_update(target, name, subresource == Subresource::Main).await?;
     let owned_name = name.to_owned();
     let namespace = target.namespace.map(str::to_owned);
     let manager = manager.clone();
@@ -164,6 +165,9 @@ pub(crate) async fn update(
             return Err(conflict_stale(&def, &owned_name));
         }
         let mut next = prepare_update(&def, &owned_name, cur, new.clone(), subresource)?;
+        if let Some(ports) = &ports {
+            ports.allocate(&def, &owned_name, &mut next, cur)?;
+        }
         track_update(&def, Some(cur), &mut next, &manager)?;
         Ok(next)
     });
@@ -221,6 +225,7 @@ pub(crate) async fn patch(
     {
         return Ok(written);
     }
+    let ports = node_ports::for_update(target, name, subresource == Subresource::Main).await?;
     let def = Arc::clone(target.def);
     let owned_name = name.to_owned();
     let namespace = target.namespace.map(str::to_owned);
@@ -280,6 +285,9 @@ pub(crate) async fn patch(
             }
         }
         let mut next = prepare_update(&def, &owned_name, cur, new, subresource)?;
+        if let Some(ports) = &ports {
+            ports.allocate(&def, &owned_name, &mut next, cur)?;
+        }
         match &applied {
             Some(value) => keep_applied(&def, &mut next, value)?,
             None => track_update(&def, Some(cur), &mut next, &manager)?,
