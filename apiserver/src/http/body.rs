@@ -85,7 +85,21 @@ pub(super) fn decode(headers: &http::HeaderMap, body: &[u8]) -> Result<Value, Ap
 pub(super) fn read_patch(ctx: &RequestCtx<'_>) -> Result<PatchRequest, ApiError> {
     let content_type = content_type(ctx);
     let kind = PatchKind::from_content_type(content_type).ok_or_else(|| {
-        ApiError::new(415, "UnsupportedMediaType", format!("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json (got {content_type:?})"))
+        // The patch types of the endpoint, in the order the installer (built-in kinds) or
+        // the apiextensions handler (custom resources, without strategic merge) lists them.
+        let builtin = crate::kinds::find(&ctx.def.api.api_version, &ctx.def.api.kind).is_some();
+        let strategic = if builtin {
+            "application/strategic-merge-patch+json, "
+        } else {
+            ""
+        };
+        ApiError::new(
+            415,
+            "UnsupportedMediaType",
+            format!(
+                "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, {strategic}application/apply-patch+yaml"
+            ),
+        )
     })?;
     let (patch, duplicates) = if kind == PatchKind::Apply {
         (yaml(&ctx.body)?, Vec::new())
@@ -93,6 +107,11 @@ pub(super) fn read_patch(ctx: &RequestCtx<'_>) -> Result<PatchRequest, ApiError>
         validation::from_slice_with_duplicates(&ctx.body)
             .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?
     };
+    if kind != PatchKind::Apply {
+        let validation = validation::FieldValidation::parse(ctx.query.get("fieldValidation"));
+        let strictly = !matches!(validation, Ok(validation::FieldValidation::Ignore));
+        crate::patch::check_patch(kind, &patch, strictly)?;
+    }
     Ok(PatchRequest {
         kind,
         patch,

@@ -14,6 +14,7 @@ use crate::resource::ResourceDef;
 
 mod affinity;
 mod autoscaling;
+mod bytes;
 mod container;
 mod cron;
 mod downward;
@@ -308,6 +309,14 @@ pub(crate) fn decode_builtin(def: &ResourceDef, value: &Value) -> Result<(), Api
     let Some(kind) = crate::kinds::find(&def.api.api_version, &def.api.kind) else {
         return Ok(());
     };
+    let bytes_field = match (def.api.api_version.as_str(), def.api.kind.as_str()) {
+        ("v1", "Secret") => Some("data"),
+        ("v1", "ConfigMap") => Some("binaryData"),
+        _ => None,
+    };
+    if let Some(error) = bytes_field.and_then(|f| bytes::byte_map_error(value, f)) {
+        return Err(cannot_handle(def, &error));
+    }
     (kind.decode)(value).map_err(|e| cannot_handle(def, &e))
 }
 

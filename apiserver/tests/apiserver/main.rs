@@ -16,6 +16,7 @@ mod crds_kube;
 mod cron_job_rules;
 mod defaulting;
 mod deletes;
+mod error_texts;
 mod events;
 mod faults;
 mod field_validation;
