@@ -37,7 +37,7 @@ pub(super) fn body_value(ctx: &RequestCtx<'_>) -> Result<Value, ApiError> {
 pub(super) fn body_object(ctx: &RequestCtx<'_>) -> Result<Body, ApiError> {
     if media_type(ctx.headers).is_some_and(is_json) {
         let (value, duplicates) = validation::from_slice_with_duplicates(&ctx.body)
-            .map_err(|e| ApiError::bad_request(json_error(&e)))?;
+            .map_err(|e| ApiError::bad_request(json_error(&ctx.body, &e)))?;
         return Ok(Body { value, duplicates });
     }
     Ok(Body {
@@ -58,8 +58,17 @@ fn is_json(media_type: &str) -> bool {
     matches!(media_type, "" | "*/*" | "application/json")
 }
 
-fn json_error(e: &serde_json::Error) -> String {
-    format!("couldn't get version/kind; json parse error: {e}")
+/// Go's words for a body serde_json refuses (its own when Go's scanner finds nothing wrong).
+fn go_json_error(body: &[u8], e: &serde_json::Error) -> String {
+    validation::go_json_syntax_error(body).unwrap_or_else(|| e.to_string())
+}
+
+/// The API server's error for a body it cannot decode (`SimpleMetaFactory.Interpret`).
+fn json_error(body: &[u8], e: &serde_json::Error) -> String {
+    format!(
+        "couldn't get version/kind; json parse error: {}",
+        go_json_error(body, e)
+    )
 }
 
 /// A body as JSON by the Content-Type of `headers` (see [`body_value`]).
@@ -68,7 +77,7 @@ pub(super) fn decode(headers: &http::HeaderMap, body: &[u8]) -> Result<Value, Ap
         crate::protobuf::MEDIA_TYPE => crate::protobuf::decode(body),
         "application/yaml" | "application/x-yaml" | "text/yaml" => yaml(body),
         json if is_json(json) => {
-            serde_json::from_slice(body).map_err(|e| ApiError::bad_request(json_error(&e)))
+            serde_json::from_slice(body).map_err(|e| ApiError::bad_request(json_error(body, &e)))
         }
         _ => Err(ApiError::new(
             415,
@@ -104,8 +113,10 @@ pub(super) fn read_patch(ctx: &RequestCtx<'_>) -> Result<PatchRequest, ApiError>
     let (patch, duplicates) = if kind == PatchKind::Apply {
         (yaml(&ctx.body)?, Vec::new())
     } else {
-        validation::from_slice_with_duplicates(&ctx.body)
-            .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?
+        validation::from_slice_with_duplicates(&ctx.body).map_err(|e| {
+            let error = go_json_error(&ctx.body, &e);
+            ApiError::bad_request(format!("error decoding patch: {error}"))
+        })?
     };
     if kind != PatchKind::Apply {
         let validation = validation::FieldValidation::parse(ctx.query.get("fieldValidation"));

@@ -105,6 +105,36 @@ async fn secret_data_that_is_not_base64_is_400_with_gos_offset() {
     }
 }
 
+#[tokio::test]
+async fn an_undecodable_body_or_patch_is_400_with_gos_syntax_error() {
+    let (_s, c) = with_configmap().await;
+    let (code, body) = request(
+        &c,
+        "POST",
+        CMS,
+        Some(("application/json", b"{bad".to_vec())),
+    )
+    .await;
+    assert_eq!((code, body["reason"].as_str()), (400, Some("BadRequest")));
+    assert_eq!(
+        body["message"],
+        "couldn't get version/kind; json parse error: invalid character 'b' looking for beginning of object key string"
+    );
+    let (code, body) = request(&c, "POST", CMS, Some(("application/json", Vec::new()))).await;
+    assert_eq!(code, 400);
+    assert_eq!(
+        body["message"],
+        "couldn't get version/kind; json parse error: unexpected end of JSON input"
+    );
+    let path = format!("{CMS}/cm");
+    let (code, body) = request(&c, "PATCH", &path, Some((MERGE_PATCH, b"{} {}".to_vec()))).await;
+    assert_eq!(code, 400);
+    assert_eq!(
+        body["message"],
+        "error decoding patch: invalid character '{' after top-level value"
+    );
+}
+
 #[test]
 fn kubectl_patch_with_a_json_patch_that_does_not_apply_says_the_request_is_invalid() {
     let Some((kc, server, _dir)) = session("json-patch") else {
