@@ -7,7 +7,6 @@
 
 use std::collections::{HashMap, HashSet};
 
-use kube_core::Resource;
 use rand::Rng;
 use serde_json::{Map, Value, json};
 
@@ -24,16 +23,10 @@ pub(super) async fn in_use(
     target: &Target<'_>,
     except: Option<&str>,
 ) -> Result<HashSet<i64>, ApiError> {
-    let is_updated = |svc: &Object| {
-        let meta = svc.meta();
-        except.is_some_and(|name| {
-            meta.name.as_deref() == Some(name) && meta.namespace.as_deref() == target.namespace
-        })
-    };
     Ok(super::service_ip::stored(target)
         .await?
         .iter()
-        .filter(|svc| !is_updated(svc))
+        .filter(|svc| !super::service_ip::is_named(target, svc, except))
         .flat_map(|svc| node_ports(svc.data().get("spec").unwrap_or(&Value::Null)))
         .collect())
 }
@@ -180,11 +173,13 @@ pub(super) fn allocate(
     Ok(())
 }
 
-/// What an update of a service allocates node ports from: the ports of the other services and
-/// the range (None: not a write of a service's spec).
+/// What an update of a service allocates node ports (and, leaving ExternalName, a cluster IP)
+/// from: the ports and addresses of the other services and the ranges.
 pub(super) struct ForUpdate {
     used: HashSet<i64>,
     range: PortRange,
+    cluster_ips: HashSet<std::net::Ipv4Addr>,
+    cidr: crate::shared::Ipv4Cidr,
 }
 
 /// Reads the ports in use before an update of `name` through `main` (the object itself, not
@@ -200,6 +195,8 @@ pub(super) async fn for_update(
     Ok(Some(ForUpdate {
         used: in_use(target, Some(name)).await?,
         range: target.shared.config.service_node_port_range,
+        cluster_ips: super::service_ip::used(target, Some(name)).await?,
+        cidr: target.shared.config.service_cidr,
     }))
 }
 
@@ -220,6 +217,12 @@ impl ForUpdate {
         let old_spec = old.data().get("spec").cloned().unwrap_or_default();
         let mut data = next.data();
         if let Some(spec) = data.get_mut("spec").and_then(Value::as_object_mut) {
+            // A service leaving ExternalName gets a cluster IP, as at create (`allocateUpdate`).
+            let external =
+                |s: &Value| s.get("type").and_then(Value::as_str) == Some("ExternalName");
+            if external(&old_spec) && !external(&Value::Object(spec.clone())) {
+                super::service_ip::assign(def, name, self.cidr, &self.cluster_ips, spec)?;
+            }
             allocate(def, name, spec, Some(&old_spec), &self.used, self.range)?;
         }
         next.set_data(data);

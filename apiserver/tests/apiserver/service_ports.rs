@@ -159,4 +159,13 @@ async fn invalid_external_name_and_a_change_to_external_name_drops_the_cluster_i
         assert!(spec.get(field).is_none(), "{field}: {updated}");
     }
     assert!(spec["ports"][0].get("nodePort").is_none(), "{updated}");
+    // Leaving ExternalName allocates a cluster IP again.
+    let mut back = updated.clone();
+    back["spec"]["type"] = json!("ClusterIP");
+    back["spec"].as_object_mut().unwrap().remove("externalName");
+    let (code, back) = put(&c, &format!("{SERVICES}/s"), &back).await;
+    assert_eq!(code, 200, "{back}");
+    let ip = back["spec"]["clusterIP"].as_str().unwrap_or("");
+    assert!(ip.starts_with("10."), "{back}");
+    assert_eq!(back["spec"]["clusterIPs"], json!([ip]));
 }
