@@ -305,4 +305,24 @@ mod tests {
             assert!(bad.parse::<Ipv4Cidr>().is_err(), "{bad}");
         }
     }
+
+    /// The forms of Kubernetes' `net.ParsePortRange` (`--service-node-port-range`).
+    #[test]
+    fn port_ranges_parse_as_kubernetes_flags() {
+        let range = |base, size| PortRange { base, size };
+        assert_eq!(
+            "30000-32767".parse::<PortRange>().ok(),
+            Some(range(30000, 2768))
+        );
+        assert_eq!(
+            "30000+100".parse::<PortRange>().ok(),
+            Some(range(30000, 101))
+        );
+        assert_eq!("8080".parse::<PortRange>().ok(), Some(range(8080, 1)));
+        assert_eq!(PortRange::default().to_string(), "30000-32767");
+        assert!(PortRange::default().contains(32767) && !PortRange::default().contains(32768));
+        for bad in ["", "x", "200-100", "0-10", "1-70000"] {
+            assert!(bad.parse::<PortRange>().is_err(), "{bad}");
+        }
+    }
 }
