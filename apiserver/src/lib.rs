@@ -103,7 +103,7 @@ pub use error::ApiError;
 pub use object::{Object, ObjectError};
 pub use resource::{PrinterColumn, ResourceDef, builtin_resources};
 pub use server::{ApiServer, ApiServerBuilder};
-pub use shared::{Ipv4Cidr, Ipv4CidrError, ServerConfig};
+pub use shared::{Ipv4Cidr, Ipv4CidrError, PortRange, PortRangeError, ServerConfig};
 #[cfg(feature = "testing")]
 pub use skip::{SKIP_LOG_VAR, STRICT_VAR, skip};
 pub use storage::{

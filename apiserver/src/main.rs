@@ -74,6 +74,9 @@ struct Args {
     /// The range services' cluster IPs are allocated from.
     #[arg(long, value_name = "CIDR", default_value = "10.96.0.0/12")]
     service_cluster_ip_range: kcache_apiserver::Ipv4Cidr,
+    /// The ports services' node ports are allocated from.
+    #[arg(long, value_name = "RANGE", default_value = "30000-32767")]
+    service_node_port_range: kcache_apiserver::PortRange,
 }
 
 fn main() -> ExitCode {
@@ -113,7 +116,8 @@ async fn run(args: Args) -> Result<(), String> {
     }
     let mut builder = ApiServer::builder()
         .bookmark_interval(Duration::from_secs(args.bookmark_interval.max(1)))
-        .service_cidr(args.service_cluster_ip_range);
+        .service_cidr(args.service_cluster_ip_range)
+        .service_node_port_range(args.service_node_port_range);
     if let Some(token) = &args.token {
         builder = builder.token(token.clone());
     }

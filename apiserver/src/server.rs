@@ -96,6 +96,13 @@ impl ApiServerBuilder {
         self
     }
 
+    /// Sets the range services' node ports are allocated from (Kubernetes: 30000-32767).
+    #[must_use]
+    pub fn service_node_port_range(mut self, range: crate::PortRange) -> Self {
+        self.config.service_node_port_range = range;
+        self
+    }
+
     /// Sets the watch cache's event capacity (fixed).
     #[must_use]
     pub fn cache_capacity(mut self, capacity: usize) -> Self {

@@ -34,6 +34,72 @@ pub struct ServerConfig {
     pub history: usize,
     /// The range services' cluster IPs are allocated from (Kubernetes' default: 10.96.0.0/12).
     pub service_cidr: Ipv4Cidr,
+    /// The ports NodePort and LoadBalancer services' node ports are allocated from
+    /// (Kubernetes' default: 30000-32767).
+    pub service_node_port_range: PortRange,
+}
+
+/// A range of ports, such as `30000-32767` (Kubernetes' `net.PortRange`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PortRange {
+    /// The first port of the range.
+    pub base: u16,
+    /// How many ports the range holds (at least 1).
+    pub size: u16,
+}
+
+impl PortRange {
+    /// Whether `port` is in the range.
+    pub fn contains(&self, port: i64) -> bool {
+        let base = i64::from(self.base);
+        (base..base + i64::from(self.size)).contains(&port)
+    }
+}
+
+impl std::fmt::Display for PortRange {
+    /// `base-last`, as Kubernetes prints a range in its errors.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let last = u32::from(self.base) + u32::from(self.size) - 1;
+        write!(f, "{}-{last}", self.base)
+    }
+}
+
+impl Default for PortRange {
+    fn default() -> Self {
+        Self {
+            base: 30000,
+            size: 2768,
+        }
+    }
+}
+
+/// Why text is not a port range.
+#[derive(Debug, thiserror::Error)]
+#[error("{0:?} is not a port range such as 30000-32767, 30000+2768 or 30000")]
+pub struct PortRangeError(String);
+
+impl std::str::FromStr for PortRange {
+    type Err = PortRangeError;
+
+    /// Parses `low-high`, `low+offset` or a single port (`net.ParsePortRange`).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let bad = || PortRangeError(s.to_owned());
+        let port = |t: &str| t.trim().parse::<u16>().map_err(|_| bad());
+        let (base, last) = if let Some((low, high)) = s.split_once('-') {
+            (port(low)?, port(high)?)
+        } else if let Some((low, offset)) = s.split_once('+') {
+            let low = port(low)?;
+            (low, low.checked_add(port(offset)?).ok_or_else(bad)?)
+        } else {
+            let single = port(s)?;
+            (single, single)
+        };
+        if base == 0 || last < base {
+            return Err(bad());
+        }
+        let size = last - base + 1;
+        Ok(Self { base, size })
+    }
 }
 
 /// An IPv4 range, such as `10.96.0.0/12`.
@@ -110,6 +176,7 @@ impl Default for ServerConfig {
             token: None,
             history: DEFAULT_HISTORY,
             service_cidr: Ipv4Cidr::default(),
+            service_node_port_range: PortRange::default(),
         }
     }
 }
@@ -242,6 +309,26 @@ mod tests {
         assert_eq!(cidr.offset_of(Ipv4Addr::new(10, 112, 0, 0)), None);
         for bad in ["10.96.0.0", "10.96.0.0/31", "x/12", "10.96.0.0/x"] {
             assert!(bad.parse::<Ipv4Cidr>().is_err(), "{bad}");
+        }
+    }
+
+    /// The forms of Kubernetes' `net.ParsePortRange` (`--service-node-port-range`).
+    #[test]
+    fn port_ranges_parse_as_kubernetes_flags() {
+        let range = |base, size| PortRange { base, size };
+        assert_eq!(
+            "30000-32767".parse::<PortRange>().ok(),
+            Some(range(30000, 2768))
+        );
+        assert_eq!(
+            "30000+100".parse::<PortRange>().ok(),
+            Some(range(30000, 101))
+        );
+        assert_eq!("8080".parse::<PortRange>().ok(), Some(range(8080, 1)));
+        assert_eq!(PortRange::default().to_string(), "30000-32767");
+        assert!(PortRange::default().contains(32767) && !PortRange::default().contains(32768));
+        for bad in ["", "x", "200-100", "0-10", "1-70000"] {
+            assert!(bad.parse::<PortRange>().is_err(), "{bad}");
         }
     }
 }

@@ -37,7 +37,7 @@ pub(super) fn body_value(ctx: &RequestCtx<'_>) -> Result<Value, ApiError> {
 pub(super) fn body_object(ctx: &RequestCtx<'_>) -> Result<Body, ApiError> {
     if media_type(ctx.headers).is_some_and(is_json) {
         let (value, duplicates) = validation::from_slice_with_duplicates(&ctx.body)
-            .map_err(|e| ApiError::bad_request(json_error(&e)))?;
+            .map_err(|e| ApiError::bad_request(json_error(&ctx.body, &e)))?;
         return Ok(Body { value, duplicates });
     }
     Ok(Body {
@@ -58,8 +58,17 @@ fn is_json(media_type: &str) -> bool {
     matches!(media_type, "" | "*/*" | "application/json")
 }
 
-fn json_error(e: &serde_json::Error) -> String {
-    format!("couldn't get version/kind; json parse error: {e}")
+/// Go's words for a body serde_json refuses (its own when Go's scanner finds nothing wrong).
+fn go_json_error(body: &[u8], e: &serde_json::Error) -> String {
+    validation::go_json_syntax_error(body).unwrap_or_else(|| e.to_string())
+}
+
+/// The API server's error for a body it cannot decode (`SimpleMetaFactory.Interpret`).
+fn json_error(body: &[u8], e: &serde_json::Error) -> String {
+    format!(
+        "couldn't get version/kind; json parse error: {}",
+        go_json_error(body, e)
+    )
 }
 
 /// A body as JSON by the Content-Type of `headers` (see [`body_value`]).
@@ -68,7 +77,7 @@ pub(super) fn decode(headers: &http::HeaderMap, body: &[u8]) -> Result<Value, Ap
         crate::protobuf::MEDIA_TYPE => crate::protobuf::decode(body),
         "application/yaml" | "application/x-yaml" | "text/yaml" => yaml(body),
         json if is_json(json) => {
-            serde_json::from_slice(body).map_err(|e| ApiError::bad_request(json_error(&e)))
+            serde_json::from_slice(body).map_err(|e| ApiError::bad_request(json_error(body, &e)))
         }
         _ => Err(ApiError::new(
             415,
@@ -85,7 +94,21 @@ pub(super) fn decode(headers: &http::HeaderMap, body: &[u8]) -> Result<Value, Ap
 pub(super) fn read_patch(ctx: &RequestCtx<'_>) -> Result<PatchRequest, ApiError> {
     let content_type = content_type(ctx);
     let kind = PatchKind::from_content_type(content_type).ok_or_else(|| {
-        ApiError::new(415, "UnsupportedMediaType", format!("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json (got {content_type:?})"))
+        // The patch types of the endpoint, in the order the installer (built-in kinds) or
+        // the apiextensions handler (custom resources, without strategic merge) lists them.
+        let builtin = crate::kinds::find(&ctx.def.api.api_version, &ctx.def.api.kind).is_some();
+        let strategic = if builtin {
+            "application/strategic-merge-patch+json, "
+        } else {
+            ""
+        };
+        ApiError::new(
+            415,
+            "UnsupportedMediaType",
+            format!(
+                "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, {strategic}application/apply-patch+yaml"
+            ),
+        )
     })?;
     if kind == PatchKind::Strategic
         && crate::kinds::find(&ctx.def.api.api_version, &ctx.def.api.kind).is_none()
@@ -95,9 +118,16 @@ pub(super) fn read_patch(ctx: &RequestCtx<'_>) -> Result<PatchRequest, ApiError>
     let (patch, duplicates) = if kind == PatchKind::Apply {
         (yaml(&ctx.body)?, Vec::new())
     } else {
-        validation::from_slice_with_duplicates(&ctx.body)
-            .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?
+        validation::from_slice_with_duplicates(&ctx.body).map_err(|e| {
+            let error = go_json_error(&ctx.body, &e);
+            ApiError::bad_request(format!("error decoding patch: {error}"))
+        })?
     };
+    if kind != PatchKind::Apply {
+        let validation = validation::FieldValidation::parse(ctx.query.get("fieldValidation"));
+        let strictly = !matches!(validation, Ok(validation::FieldValidation::Ignore));
+        crate::patch::check_patch(kind, &patch, strictly)?;
+    }
     Ok(PatchRequest {
         kind,
         patch,

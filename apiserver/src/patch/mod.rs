@@ -36,8 +36,66 @@ impl PatchKind {
     }
 }
 
-fn unprocessable(message: String) -> ApiError {
+fn unprocessable(message: impl Into<String>) -> ApiError {
     ApiError::new(422, "Invalid", message)
+}
+
+/// Checks the shape of a patch. A JSON patch must be a list of operation objects, with the texts of Go's decoder as
+/// `handlers/patch.go` reports them (400): under the `Strict` and `Warn` field validations the
+/// patch is first decoded into `[]handlers.jsonPatchOp`, under `Ignore` only by
+/// `jsonpatch.DecodePatch`.
+///
+/// A merge or strategic merge patch must be an object: under `Strict` and `Warn` it is first
+/// decoded into a `map[string]interface {}`; otherwise (and for a `null` merge patch)
+/// json-patch's `MergePatch` refuses it as `Invalid JSON Patch`. A `null` strategic merge
+/// patch changes nothing.
+pub(crate) fn check_patch(
+    kind: PatchKind,
+    patch: &Value,
+    decoded_strictly: bool,
+) -> Result<(), ApiError> {
+    let go_kind = |v: &Value| match v {
+        Value::Object(_) => "object",
+        Value::Array(_) => "array",
+        Value::String(_) => "string",
+        Value::Number(_) => "number",
+        Value::Bool(_) => "bool",
+        Value::Null => "null",
+    };
+    if kind != PatchKind::Json {
+        return match patch {
+            Value::Object(_) => Ok(()),
+            Value::Null if kind == PatchKind::Strategic => Ok(()),
+            Value::Null => Err(ApiError::bad_request("Invalid JSON Patch")),
+            _ if !decoded_strictly => Err(ApiError::bad_request("Invalid JSON Patch")),
+            other => Err(ApiError::bad_request(format!(
+                "error decoding patch: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+                go_kind(other)
+            ))),
+        };
+    }
+    let (list, item) = if decoded_strictly {
+        ("[]handlers.jsonPatchOp", "handlers.jsonPatchOp")
+    } else {
+        ("jsonpatch.Patch", "jsonpatch.Operation")
+    };
+    let mismatch = match patch {
+        Value::Null => None,
+        Value::Array(ops) => ops
+            .iter()
+            .find(|op| !op.is_object() && !op.is_null())
+            .map(|op| (go_kind(op), item)),
+        other => Some((go_kind(other), list)),
+    };
+    let Some((kind, ty)) = mismatch else {
+        return Ok(());
+    };
+    let text = format!("json: cannot unmarshal {kind} into Go value of type {ty}");
+    Err(ApiError::bad_request(if decoded_strictly {
+        format!("error decoding patch: {text}")
+    } else {
+        text
+    }))
 }
 
 /// Applies `patch` to `target`, an object of type `ty`.
@@ -56,15 +114,23 @@ pub(crate) fn apply_patch(
             Ok(())
         }
         PatchKind::Json => {
-            let ops: json_patch::Patch = serde_json::from_value(patch.clone())
-                .map_err(|e| ApiError::bad_request(format!("invalid JSON patch: {e}")))?;
+            let ops: json_patch::Patch = match patch {
+                Value::Null => return Ok(()),
+                patch => serde_json::from_value(patch.clone())
+                    .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?,
+            };
+            // handlers/patch.go answers a patch that does not apply with
+            // `NewGenericServerResponse(422, ...)`: its generic text, not the patch library's.
             json_patch::patch(target, &ops).map_err(|e| {
-                unprocessable(format!(
-                    "the server rejected our request due to an error in our request: {e}"
-                ))
+                tracing::debug!(error = %e, "JSON patch does not apply");
+                unprocessable("the server rejected our request due to an error in our request")
+                    .with_details(serde_json::json!({}))
             })
         }
         PatchKind::Strategic => {
+            if patch.is_null() {
+                return Ok(());
+            }
             if !patch.is_object() {
                 return Err(ApiError::bad_request(
                     "a strategic merge patch must be a JSON object",

@@ -81,11 +81,6 @@ static DAEMON_SET: Rules = Rules {
     validate: |d| validation::workload("DaemonSet", d),
     validate_update: validation::selector_update,
 };
-static CRON_JOB: Rules = Rules {
-    initial_status: Some(empty::<batch::v1::CronJobStatus>),
-    validate: validation::cron_job,
-    validate_update: nothing_changed,
-};
 static CONFIG_MAP: Rules = Rules {
     initial_status: None,
     validate: validation::config_map,
@@ -288,6 +283,20 @@ impl Strategy for SecretStrategy {
     }
 }
 
+/// core/v1 Events: in their involved object's namespace, and with an `eventTime`, the
+/// reporting fields (`pkg/registry/core/event/strategy.go`).
+struct CoreEventStrategy;
+
+impl Strategy for CoreEventStrategy {
+    fn validate(&self, _def: &ResourceDef, obj: &Object) -> Vec<Cause> {
+        validation::core_event(namespace_of(obj), &obj.data())
+    }
+
+    fn validate_update(&self, _def: &ResourceDef, new: &Object, _old: &Object) -> Vec<Cause> {
+        validation::core_event(namespace_of(new), &new.data())
+    }
+}
+
 /// Namespaces: a new namespace is `Active`.
 struct NamespaceStrategy;
 
@@ -301,70 +310,6 @@ impl Strategy for NamespaceStrategy {
 struct NodeStrategy;
 
 impl Strategy for NodeStrategy {}
-
-/// Services: the allocated addresses stay when an update leaves them out, and may not change.
-struct ServiceStrategy;
-
-/// The fields of a service's spec allocated at create.
-const ALLOCATED: &[&str] = &["clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"];
-
-impl Strategy for ServiceStrategy {
-    fn allow_create_on_update(&self) -> bool {
-        true
-    }
-
-    fn prepare_for_create(&self, _def: &ResourceDef, obj: &mut Object) {
-        set_status(
-            obj,
-            serde_json::to_value(core::v1::ServiceStatus::default()).ok(),
-        );
-    }
-
-    fn prepare_for_update(
-        &self,
-        def: &ResourceDef,
-        new: &mut Object,
-        old: &Object,
-        sub: Subresource,
-    ) {
-        prepare_update(def, new, old, sub);
-        let old_spec = old.data().get("spec").cloned().unwrap_or_default();
-        let mut data = new.data();
-        if let Some(spec) = data.get_mut("spec").and_then(Value::as_object_mut) {
-            for field in ALLOCATED {
-                let missing = spec.get(*field).is_none_or(|v| v.is_null() || v == "");
-                if let (true, Some(value)) = (missing, old_spec.get(*field)) {
-                    spec.insert((*field).to_owned(), value.clone());
-                }
-            }
-        }
-        new.set_data(data);
-    }
-
-    fn validate(&self, _def: &ResourceDef, obj: &Object) -> Vec<Cause> {
-        validation::service(&obj.data())
-    }
-
-    fn validate_update(&self, _def: &ResourceDef, new: &Object, old: &Object) -> Vec<Cause> {
-        let mut causes = validation::service(&new.data());
-        let ip = |o: &Object| o.field("spec.clusterIP").map(|ip| ip.into_owned());
-        let (new_ip, old_ip) = (ip(new), ip(old));
-        if old_ip.is_none() || new_ip == old_ip {
-            return causes;
-        }
-        let new_ips = new
-            .data()
-            .get("spec")
-            .and_then(|s| s.get("clusterIPs"))
-            .cloned()
-            .unwrap_or(Value::Null);
-        causes.push((
-            "spec.clusterIPs[0]".to_owned(),
-            format!("Invalid value: {new_ips}: may not change once set"),
-        ));
-        causes
-    }
-}
 
 /// Jobs: unless `spec.manualSelector`, a new job selects its pods by its uid, and its template
 /// labels them with its uid and name (`pkg/registry/batch/job/strategy.go`,
@@ -414,7 +359,38 @@ impl Strategy for JobStrategy {
     }
 
     fn validate_update(&self, _def: &ResourceDef, new: &Object, old: &Object) -> Vec<Cause> {
-        validation::job_update(&new.data(), &old.data())
+        let (new, old) = (new.data(), old.data());
+        let mut causes = validation::job_update(&new, &old);
+        causes.extend(validation::job_status_update(&new, &old));
+        causes
+    }
+}
+
+/// CronJobs (`pkg/registry/batch/cronjob/strategy.go`): the empty status, and
+/// `ValidateCronJobCreate`/`ValidateCronJobUpdate`, the create with the 52-character name
+/// limit (the controller's job names add 11 characters to the cron job's).
+struct CronJobStrategy;
+
+impl Strategy for CronJobStrategy {
+    fn prepare_for_create(&self, _def: &ResourceDef, obj: &mut Object) {
+        set_status(obj, Some(empty::<batch::v1::CronJobStatus>()));
+    }
+
+    fn validate(&self, _def: &ResourceDef, obj: &Object) -> Vec<Cause> {
+        let mut causes = validation::cron_job(&obj.data(), None);
+        let name = obj.meta().name.as_deref().unwrap_or("");
+        if name.len() > 52 {
+            causes.push(validation::field::invalid(
+                "metadata.name",
+                &validation::field::go_string(name),
+                "must be no more than 52 characters",
+            ));
+        }
+        causes
+    }
+
+    fn validate_update(&self, _def: &ResourceDef, new: &Object, old: &Object) -> Vec<Cause> {
+        validation::cron_job(&new.data(), Some(&old.data()))
     }
 }
 
@@ -508,7 +484,8 @@ pub(crate) fn strategy_for(def: &ResourceDef) -> &'static dyn Strategy {
         ("", "Namespace") => &NamespaceStrategy,
         ("", "Node") => &NodeStrategy,
         ("", "Pod") => &PodStrategy,
-        ("", "Service") => &ServiceStrategy,
+        ("", "Event") => &CoreEventStrategy,
+        ("", "Service") => &super::service::ServiceStrategy,
         ("", "ConfigMap") => &CONFIG_MAP,
         ("", "Secret") => &SecretStrategy,
         ("", "ResourceQuota") => &RESOURCE_QUOTA,
@@ -517,7 +494,7 @@ pub(crate) fn strategy_for(def: &ResourceDef) -> &'static dyn Strategy {
         ("apps", "StatefulSet") => &STATEFUL_SET,
         ("apps", "DaemonSet") => &DAEMON_SET,
         ("batch", "Job") => &JobStrategy,
-        ("batch", "CronJob") => &CRON_JOB,
+        ("batch", "CronJob") => &CronJobStrategy,
         ("networking.k8s.io", "Ingress") => &INGRESS,
         ("networking.k8s.io", "NetworkPolicy") => &NETWORK_POLICY,
         ("policy", "PodDisruptionBudget") => &PDB,

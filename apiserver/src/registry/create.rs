@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::builtin::strategy_for;
 use super::decode::{body_object, check_type};
 use super::managed::{FieldManager, track_update};
-use super::{Body, Target, Written, now, service_ip};
+use super::{Body, Target, Written, node_ports, now, service_ip};
 use crate::error::ApiError;
 use crate::object::Object;
 use crate::resource::ResourceDef;
@@ -179,7 +179,7 @@ async fn store_new(target: &Target<'_>, obj: Object) -> Result<Arc<Object>, ApiE
         .map_err(|e| target.status(&name, e))
 }
 
-/// Creates an object from a request body (a service gets its cluster IP).
+/// Creates an object from a request body (a service gets its cluster IP and node ports).
 pub(crate) async fn create(
     target: &Target<'_>,
     body: Body,
@@ -202,6 +202,7 @@ pub(crate) async fn create(
         let mut data = obj.data();
         if let Some(spec) = data.get_mut("spec").and_then(Value::as_object_mut) {
             service_ip::allocate(target, &name, spec).await?;
+            node_ports::allocate_create(target, &name, spec).await?;
         }
         obj.set_data(data);
     }

@@ -16,7 +16,8 @@
 //!   CustomResourceDefinitions and of custom objects with a schema;
 //! - scale.rs and token.rs: the `scale` and `token` subresources; binding.rs and eviction.rs:
 //!   pods' `binding` and `eviction` (`ephemeralcontainers` is an update through
-//!   `Subresource::EphemeralContainers`); service_ip.rs: services' cluster IPs;
+//!   `Subresource::EphemeralContainers`); service_ip.rs and node_ports.rs: services' cluster
+//!   IPs and node ports;
 //! - managed.rs: **the server-side apply seam**.
 //!
 //! # Server-side apply and managed fields
@@ -57,7 +58,9 @@ mod decode;
 mod delete;
 mod eviction;
 mod managed;
+mod node_ports;
 mod scale;
+mod service;
 mod service_ip;
 mod strategy;
 mod token;

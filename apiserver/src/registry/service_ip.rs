@@ -5,17 +5,22 @@
 
 use std::collections::HashSet;
 use std::net::Ipv4Addr;
+use std::sync::Arc;
 
+use kube_core::Resource;
 use rand::Rng;
 use serde_json::{Map, Value, json};
 
 use super::Target;
 use crate::error::ApiError;
+use crate::object::Object;
+use crate::resource::ResourceDef;
+use crate::shared::Ipv4Cidr;
 use crate::storage::ListRequest;
 use crate::validation;
 
-/// The cluster IPs of every stored service.
-async fn used(target: &Target<'_>) -> Result<HashSet<Ipv4Addr>, ApiError> {
+/// Every stored service (the allocations in use are theirs).
+pub(super) async fn stored(target: &Target<'_>) -> Result<Vec<Arc<Object>>, ApiError> {
     let page = target
         .shared
         .storage
@@ -25,17 +30,33 @@ async fn used(target: &Target<'_>) -> Result<HashSet<Ipv4Addr>, ApiError> {
         })
         .await
         .map_err(|e| target.status("", e))?;
-    Ok(page
-        .items
+    Ok(page.items)
+}
+
+/// Whether `svc` is the service `name` of the target's namespace.
+pub(super) fn is_named(target: &Target<'_>, svc: &Object, name: Option<&str>) -> bool {
+    let meta = svc.meta();
+    name.is_some_and(|name| {
+        meta.name.as_deref() == Some(name) && meta.namespace.as_deref() == target.namespace
+    })
+}
+
+/// The cluster IPs of every stored service but `except` (the one being updated).
+pub(super) async fn used(
+    target: &Target<'_>,
+    except: Option<&str>,
+) -> Result<HashSet<Ipv4Addr>, ApiError> {
+    Ok(stored(target)
+        .await?
         .iter()
+        .filter(|svc| !is_named(target, svc, except))
         .filter_map(|svc| svc.field("spec.clusterIP")?.parse().ok())
         .collect())
 }
 
 /// A free address of the range, from a random start (the range's first address, the
 /// `kubernetes` service's, and its last are never given).
-fn free(target: &Target<'_>, used: &HashSet<Ipv4Addr>) -> Option<Ipv4Addr> {
-    let cidr = target.shared.config.service_cidr;
+fn free(cidr: Ipv4Cidr, used: &HashSet<Ipv4Addr>) -> Option<Ipv4Addr> {
     let size = cidr.size().checked_sub(3)?;
     let start = rand::rng().random_range(0..size.max(1));
     (0..size)
@@ -44,8 +65,8 @@ fn free(target: &Target<'_>, used: &HashSet<Ipv4Addr>) -> Option<Ipv4Addr> {
         .find(|ip| !used.contains(ip))
 }
 
-fn invalid(target: &Target<'_>, name: &str, field: &str, message: String) -> ApiError {
-    validation::invalid(target.def, name, &[(field.to_owned(), message)])
+fn invalid(def: &ResourceDef, name: &str, field: &str, message: String) -> ApiError {
+    validation::invalid(def, name, &[(field.to_owned(), message)])
 }
 
 /// Allocates the cluster IP of a new service (`spec` of its JSON) and sets `clusterIPs`,
@@ -59,6 +80,25 @@ pub(super) async fn allocate(
     if spec.get("type").and_then(Value::as_str) == Some("ExternalName") {
         return Ok(());
     }
+    let used = used(target, None).await?;
+    assign(
+        target.def,
+        name,
+        target.shared.config.service_cidr,
+        &used,
+        spec,
+    )
+}
+
+/// Allocates the cluster IP of a service `spec` that has none (or has one requested) from
+/// `cidr`, the addresses in `used` being taken (see [`allocate`]).
+pub(super) fn assign(
+    def: &ResourceDef,
+    name: &str,
+    cidr: Ipv4Cidr,
+    used: &HashSet<Ipv4Addr>,
+    spec: &mut Map<String, Value>,
+) -> Result<(), ApiError> {
     let requested = spec
         .get("clusterIP")
         .and_then(Value::as_str)
@@ -70,12 +110,11 @@ pub(super) async fn allocate(
             let field = "spec.clusterIPs";
             let quoted = json!([text]);
             let ip: Ipv4Addr = text.parse().map_err(|_| {
-                invalid(target, name, field, format!("Invalid value: {quoted}: must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"))
+                invalid(def, name, field, format!("Invalid value: {quoted}: must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"))
             })?;
-            let cidr = target.shared.config.service_cidr;
             if cidr.offset_of(ip).is_none() {
                 return Err(invalid(
-                    target,
+                    def,
                     name,
                     field,
                     format!(
@@ -84,9 +123,9 @@ pub(super) async fn allocate(
                     ),
                 ));
             }
-            if used(target).await?.contains(&ip) {
+            if used.contains(&ip) {
                 return Err(invalid(
-                    target,
+                    def,
                     name,
                     field,
                     format!(
@@ -96,7 +135,7 @@ pub(super) async fn allocate(
             }
             ip.to_string()
         }
-        None => free(target, &used(target).await?)
+        None => free(cidr, used)
             .ok_or_else(|| ApiError::internal("failed to allocate a serviceIP: range is full"))?
             .to_string(),
     };

@@ -12,7 +12,7 @@ use super::create::{create, prepare_create};
 use super::decode::{body_object, object_of, patched_object};
 use super::managed::{FieldManager, apply, keep_applied, track_update};
 use super::strategy::Subresource;
-use super::{Body, PatchRequest, Target, Written, conflict_stale, not_found};
+use super::{Body, PatchRequest, Target, Written, conflict_stale, node_ports, not_found};
 use crate::convert;
 use crate::error::ApiError;
 use crate::object::Object;
@@ -174,17 +174,16 @@ pub(crate) async fn update(
     let kept = creates.then(|| new.clone());
     // The finalizers of the object the update replaced, for the warnings about new ones.
     let old_finalizers: Arc<Mutex<Vec<String>>> = Arc::default();
+    // A service's node ports (and cluster IP) are allocated from what the others use.
+    let ports = node_ports::for_update(target, name, subresource == Subresource::Main)
+        .await?
+        .map(Arc::new);
     let f = |new| {
-        let old_finalizers = Arc::clone(&old_finalizers);
-        update_fn(
-            &def,
-            name,
-            new,
-            expected_rv,
-            subresource,
-            manager,
-            old_finalizers,
-        )
+        let seen = UpdateSeen {
+            old_finalizers: Arc::clone(&old_finalizers),
+            ports: ports.clone(),
+        };
+        update_fn(&def, name, new, expected_rv, subresource, manager, seen)
     };
     let stored = match (guaranteed_update(target, name, f(new)).await, kept) {
         (Err(e), Some(new)) if e.code == 404 => {
@@ -210,8 +209,12 @@ fn update_fn(
     expected_rv: Option<u64>,
     subresource: Subresource,
     manager: &FieldManager,
-    old_finalizers: Arc<Mutex<Vec<String>>>,
+    seen: UpdateSeen,
 ) -> UpdateFn {
+    let UpdateSeen {
+        old_finalizers,
+        ports,
+    } = seen;
     let def = Arc::clone(def);
     let owned_name = name.to_owned();
     let manager = manager.clone();
@@ -229,9 +232,19 @@ fn update_fn(
             _ => {}
         }
         let mut next = prepare_update(&def, &owned_name, cur, new.clone(), subresource)?;
+        if let Some(ports) = &ports {
+            ports.allocate(&def, &owned_name, &mut next, cur)?;
+        }
         track_update(&def, Some(cur), &mut next, &manager)?;
         Ok(next)
     })
+}
+
+/// What a PUT's update function shares with its caller: where it records the replaced
+/// object's finalizers, and a service's node-port allocation.
+struct UpdateSeen {
+    old_finalizers: Arc<Mutex<Vec<String>>>,
+    ports: Option<Arc<node_ports::ForUpdate>>,
 }
 
 /// The finalizers of the object an update replaces (none when it creates).
@@ -332,6 +345,7 @@ pub(crate) async fn patch(
     {
         return Ok(written);
     }
+    let ports = node_ports::for_update(target, name, subresource == Subresource::Main).await?;
     let def = Arc::clone(target.def);
     let owned_name = name.to_owned();
     let namespace = target.namespace.map(str::to_owned);
@@ -402,6 +416,9 @@ pub(crate) async fn patch(
             Some(_) => {}
         }
         let mut next = prepare_update(&def, &owned_name, cur, new, subresource)?;
+        if let Some(ports) = &ports {
+            ports.allocate(&def, &owned_name, &mut next, cur)?;
+        }
         match &applied {
             Some(value) => keep_applied(&def, &mut next, value)?,
             None => track_update(&def, Some(cur), &mut next, &manager)?,

@@ -1,4 +1,4 @@
-//! `events.k8s.io/v1` Events (`pkg/apis/core/validation/events.go`: `legacyValidateEvent`,
+//! core/v1 and `events.k8s.io/v1` Events (`pkg/apis/core/validation/events.go`: `legacyValidateEvent`,
 //! `validateEventCreate`, `validateEventUpdate` and `validateV1EventSeries` for a request of
 //! events.k8s.io/v1). Kubernetes validates the internal core Event, so the paths are core's
 //! (`involvedObject` for `regarding`, `message` for `note`, `count` for `deprecatedCount`...).
@@ -53,12 +53,35 @@ fn limited(data: &Data, key: &str, path: &str, limit: usize, causes: &mut Vec<Ca
     }
 }
 
+/// Where an Event's fields are in the version it is written in.
+struct Fields {
+    regarding: &'static str,
+    reporting: &'static str,
+    /// The path of the reporting controller's errors (`reportingComponent` for core/v1).
+    reporting_path: &'static str,
+    note: &'static str,
+}
+
+const EVENTS_V1: Fields = Fields {
+    regarding: "regarding",
+    reporting: "reportingController",
+    reporting_path: "reportingController",
+    note: "note",
+};
+
+const CORE_V1: Fields = Fields {
+    regarding: "involvedObject",
+    reporting: "reportingComponent",
+    reporting_path: "reportingComponent",
+    note: "message",
+};
+
 /// `legacyValidateEvent`: the regarding object's namespace, and for events with an
 /// `eventTime` the reporting controller and instance, action, reason and note.
-fn legacy(namespace: &str, data: &Data) -> Vec<Cause> {
+fn legacy(namespace: &str, data: &Data, fields: &Fields) -> Vec<Cause> {
     let mut causes = Vec::new();
     let regarding_ns = data
-        .get("regarding")
+        .get(fields.regarding)
         .and_then(|r| r.get("namespace"))
         .and_then(Value::as_str)
         .unwrap_or("");
@@ -83,14 +106,14 @@ fn legacy(namespace: &str, data: &Data) -> Vec<Cause> {
     if regarding_ns.is_empty() && namespace != "default" && namespace != "kube-system" {
         mismatch(&mut causes);
     }
-    let controller = text(data, "reportingController");
+    let controller = text(data, fields.reporting);
     if controller.is_empty() {
-        causes.push(required("reportingController", ""));
+        causes.push(required(fields.reporting_path, ""));
     }
     causes.extend(
         super::qualified_name_errors(controller)
             .iter()
-            .map(|m| invalid("reportingController", &go_string(controller), m)),
+            .map(|m| invalid(fields.reporting_path, &go_string(controller), m)),
     );
     limited(
         data,
@@ -101,7 +124,7 @@ fn legacy(namespace: &str, data: &Data) -> Vec<Cause> {
     );
     limited(data, "action", "action", 128, &mut causes);
     limited(data, "reason", "reason", 128, &mut causes);
-    if text(data, "note").len() > 1024 {
+    if text(data, fields.note).len() > 1024 {
         causes.push(invalid(
             "message",
             "\"\"",
@@ -126,7 +149,7 @@ fn series(data: &Data, causes: &mut Vec<Cause>) {
 
 /// `validateEventCreate` for events.k8s.io/v1.
 pub(crate) fn event(namespace: &str, data: &Data) -> Vec<Cause> {
-    let mut causes = legacy(namespace, data);
+    let mut causes = legacy(namespace, data, &EVENTS_V1);
     series(data, &mut causes);
     if !set(data, "eventTime") {
         causes.push(required("eventTime", ""));
@@ -165,7 +188,7 @@ pub(crate) fn event(namespace: &str, data: &Data) -> Vec<Cause> {
 
 /// `validateEventUpdate` for events.k8s.io/v1: everything but the series is immutable.
 pub(crate) fn event_update(namespace: &str, new: &Data, old: &Data) -> Vec<Cause> {
-    let mut causes = legacy(namespace, new);
+    let mut causes = legacy(namespace, new, &EVENTS_V1);
     if new.get("series") != old.get("series") {
         series(new, &mut causes);
     }
@@ -181,4 +204,10 @@ pub(crate) fn event_update(namespace: &str, new: &Data, old: &Data) -> Vec<Cause
         }
     }
     causes
+}
+
+/// `ValidateEventCreate` and `ValidateEventUpdate` for a request of core/v1: only
+/// `legacyValidateEvent` (no further rules, for backward compatibility).
+pub(crate) fn core_event(namespace: &str, data: &Data) -> Vec<Cause> {
+    legacy(namespace, data, &CORE_V1)
 }

@@ -15,15 +15,19 @@ use crate::resource::ResourceDef;
 
 mod affinity;
 mod autoscaling;
+mod bytes;
 mod certificates;
 mod cluster;
 mod container;
+mod cron;
 mod downward;
 mod duplicates;
 mod env;
 mod events;
 pub(crate) mod field;
 mod files;
+mod go_json;
+mod job_status;
 mod limits;
 mod meta;
 mod network;
@@ -53,7 +57,9 @@ pub(crate) use cluster::{
     runtime_class_update, volume_attachment, volume_attachment_update,
 };
 pub(crate) use duplicates::from_slice_with_duplicates;
-pub(crate) use events::{event, event_update};
+pub(crate) use events::{core_event, event, event_update};
+pub(crate) use go_json::syntax_error as go_json_syntax_error;
+pub(crate) use job_status::job_status_update;
 pub(crate) use limits::limit_range;
 pub(crate) use meta::{dedup_owner_references, finalizer_warnings, kube_finalizers};
 pub(crate) use network::{endpoint_slice, endpoint_slice_update, ingress, network_policy};
@@ -350,6 +356,14 @@ pub(crate) fn decode_builtin(def: &ResourceDef, value: &Value) -> Result<(), Api
     let Some(kind) = crate::kinds::find(&def.api.api_version, &def.api.kind) else {
         return Ok(());
     };
+    let bytes_field = match (def.api.api_version.as_str(), def.api.kind.as_str()) {
+        ("v1", "Secret") => Some("data"),
+        ("v1", "ConfigMap") => Some("binaryData"),
+        _ => None,
+    };
+    if let Some(error) = bytes_field.and_then(|f| bytes::byte_map_error(value, f)) {
+        return Err(cannot_handle(def, &error));
+    }
     (kind.decode)(value).map_err(|e| cannot_handle(def, &e))
 }
 

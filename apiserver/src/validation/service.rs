@@ -1,11 +1,12 @@
 //! Services (`ValidateService` in `pkg/apis/core/validation/validation.go`): type, ports
-//! required unless headless or ExternalName, port numbers, protocols and names, the selector's
+//! required unless headless or ExternalName, port numbers, protocols and names, node ports
+//! only for types that have them, ExternalName's name and absent cluster IPs, the selector's
 //! label keys and values.
 
 use serde_json::{Map, Value};
 
 use super::Cause;
-use super::field::{invalid, required, unsupported};
+use super::field::{forbidden, go_string, invalid, required, unsupported};
 
 const TYPES: &[&str] = &["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"];
 const PROTOCOLS: &[&str] = &["SCTP", "TCP", "UDP"];
@@ -44,6 +45,13 @@ pub(crate) fn service(data: &Map<String, Value>) -> Vec<Cause> {
                 "must be between 1 and 65535, inclusive",
             ));
         }
+        let node_port = port.get("nodePort").and_then(Value::as_i64).unwrap_or(0);
+        if service_type == "ClusterIP" && node_port != 0 {
+            causes.push(forbidden(
+                &format!("{path}.nodePort"),
+                "may not be used when `type` is 'ClusterIP'",
+            ));
+        }
         if let Some(protocol) = port.get("protocol").and_then(Value::as_str)
             && !PROTOCOLS.contains(&protocol)
         {
@@ -54,6 +62,9 @@ pub(crate) fn service(data: &Map<String, Value>) -> Vec<Cause> {
             ));
         }
     }
+    if service_type == "ExternalName" {
+        external_name(spec, &mut causes);
+    }
     if let Some(selector) = spec.get("selector").and_then(Value::as_object) {
         let labels = selector
             .iter()
@@ -61,4 +72,37 @@ pub(crate) fn service(data: &Map<String, Value>) -> Vec<Cause> {
         causes.extend(super::labels_causes("spec.selector", labels));
     }
     causes
+}
+
+/// An ExternalName service (`ValidateService`): no cluster IPs nor IP families, and an
+/// `externalName` that is a DNS subdomain (a trailing dot allowed).
+fn external_name(spec: &Value, causes: &mut Vec<Cause>) {
+    let set = |key: &str| {
+        spec.get(key)
+            .is_some_and(|v| !(v.is_null() || v == "" || v.as_array().is_some_and(Vec::is_empty)))
+    };
+    for (present, field) in [
+        (set("clusterIP") || set("clusterIPs"), "clusterIPs"),
+        (set("ipFamilies"), "ipFamilies"),
+        (set("ipFamilyPolicy"), "ipFamilyPolicy"),
+    ] {
+        if present {
+            causes.push(forbidden(
+                &format!("spec.{field}"),
+                "may not be set for ExternalName services",
+            ));
+        }
+    }
+    let name = spec
+        .get("externalName")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let cname = name.strip_suffix('.').unwrap_or(name);
+    if cname.is_empty() {
+        causes.push(required("spec.externalName", ""));
+        return;
+    }
+    for message in super::subdomain_errors(cname) {
+        causes.push(invalid("spec.externalName", &go_string(cname), &message));
+    }
 }

@@ -7,7 +7,8 @@ use serde_json::{Map, Value};
 
 use super::Cause;
 use super::field::{
-    go_label_selector, go_scalar, go_string_map, invalid, required, requirement_values, unsupported,
+    go_label_selector, go_scalar, go_string, go_string_map, invalid, required, requirement_values,
+    unsupported,
 };
 use super::pod::pod_spec;
 
@@ -156,13 +157,9 @@ pub(crate) fn selector_update(new: &Map<String, Value>, old: &Map<String, Value>
     }
 }
 
-/// A job's spec at `path` (`spec`, `spec.jobTemplate.spec`): its selector when given
-/// (`ValidateLabelSelector`), counts and the template's restart policy (`OnFailure` or
+/// A job's spec at `path` (`spec`, `spec.jobTemplate.spec`; `validateJobSpec`): counts and the template's restart policy (`OnFailure` or
 /// `Never`).
 fn job_spec(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
-    if let Some(selector) = spec.get("selector").filter(|s| !s.is_null()) {
-        causes.extend(super::label_selector(&format!("{path}.selector"), selector));
-    }
     for field in [
         "parallelism",
         "completions",
@@ -199,6 +196,13 @@ fn job_spec(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
 
 pub(crate) fn job(data: &Map<String, Value>) -> Vec<Cause> {
     let mut causes = Vec::new();
+    if let Some(selector) = data
+        .get("spec")
+        .and_then(|s| s.get("selector"))
+        .filter(|s| !s.is_null())
+    {
+        causes.extend(super::label_selector("spec.selector", selector));
+    }
     job_spec(
         data.get("spec").unwrap_or(&Value::Null),
         "spec",
@@ -229,20 +233,70 @@ pub(crate) fn job_update(new: &Map<String, Value>, old: &Map<String, Value>) -> 
     causes
 }
 
-pub(crate) fn cron_job(data: &Map<String, Value>) -> Vec<Cause> {
+/// `validateCronJobSpec` of a new cron job, or of one written over `old`'s spec (then a
+/// schedule may keep the `TZ=` it had, and an unchanged `timeZone` is not checked again).
+pub(crate) fn cron_job(data: &Map<String, Value>, old: Option<&Map<String, Value>>) -> Vec<Cause> {
     let mut causes = Vec::new();
     let spec = data.get("spec").unwrap_or(&Value::Null);
-    if spec
-        .get("schedule")
-        .and_then(Value::as_str)
-        .is_none_or(str::is_empty)
-    {
-        causes.push(required("spec.schedule", ""));
+    let old_spec = old.map(|o| o.get("spec").unwrap_or(&Value::Null));
+    let zone = spec.get("timeZone").and_then(Value::as_str);
+    match spec.get("schedule").and_then(Value::as_str).unwrap_or("") {
+        "" => causes.push(required("spec.schedule", "")),
+        schedule => {
+            let quoted = go_string(schedule);
+            if let Some(error) = super::cron::schedule_error(schedule) {
+                causes.push(invalid("spec.schedule", &quoted, &error));
+            }
+            let old_tz = old_spec
+                .and_then(|o| o.get("schedule"))
+                .and_then(Value::as_str)
+                .is_some_and(|s| s.contains("TZ"));
+            let detail = match (old_tz, schedule.contains("TZ"), zone.is_some()) {
+                (true, true, true) => {
+                    Some("cannot use both timeZone field and TZ or CRON_TZ in schedule")
+                }
+                (false, true, _) => {
+                    Some("cannot use TZ or CRON_TZ in schedule, use timeZone field instead")
+                }
+                _ => None,
+            };
+            if let Some(detail) = detail {
+                causes.push(invalid("spec.schedule", &quoted, detail));
+            }
+        }
     }
-    job_spec(
-        spec.pointer("/jobTemplate/spec").unwrap_or(&Value::Null),
-        "spec.jobTemplate.spec",
-        &mut causes,
-    );
+    non_negative(spec, "startingDeadlineSeconds", &mut causes);
+    let zone_changed = old_spec.is_none_or(|o| o.get("timeZone") != spec.get("timeZone"));
+    if let (true, Some(zone)) = (zone_changed, zone) {
+        for error in super::cron::time_zone_errors(zone) {
+            causes.push(invalid("spec.timeZone", &go_string(zone), &error));
+        }
+    }
+    match spec.get("concurrencyPolicy").and_then(Value::as_str) {
+        None | Some("Allow" | "Forbid" | "Replace") => {}
+        Some("") => causes.push(required("spec.concurrencyPolicy", "")),
+        Some(other) => causes.push(unsupported(
+            "spec.concurrencyPolicy",
+            other,
+            &["Allow", "Forbid", "Replace"],
+        )),
+    }
+    let job = spec.pointer("/jobTemplate/spec").unwrap_or(&Value::Null);
+    job_spec(job, "spec.jobTemplate.spec", &mut causes);
+    if let Some(selector) = job.get("selector").filter(|s| !s.is_null()) {
+        causes.push(invalid(
+            "spec.jobTemplate.spec.selector",
+            &go_label_selector(selector),
+            "`selector` will be auto-generated",
+        ));
+    }
+    if job.get("manualSelector").and_then(Value::as_bool) == Some(true) {
+        causes.push((
+            "spec.jobTemplate.spec.manualSelector".to_owned(),
+            r#"Unsupported value: true: supported values: "nil", "false""#.to_owned(),
+        ));
+    }
+    non_negative(spec, "successfulJobsHistoryLimit", &mut causes);
+    non_negative(spec, "failedJobsHistoryLimit", &mut causes);
     causes
 }
