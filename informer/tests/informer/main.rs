@@ -15,3 +15,4 @@ mod processor;
 mod queue_semantics;
 mod resync;
 mod shared_informer;
+mod shared_informer_lifecycle;

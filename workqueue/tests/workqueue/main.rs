@@ -1,6 +1,7 @@
 //! Integration tests of kcache-workqueue, named after the behaviours in the reference.
 
 mod concurrency;
+mod metrics;
 #[cfg(feature = "prometheus")]
 mod prometheus;
 mod proptests;
