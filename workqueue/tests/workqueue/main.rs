@@ -5,4 +5,5 @@ mod concurrency;
 mod prometheus;
 mod proptests;
 mod rate_limiter;
+mod stale;
 mod work_queue;
