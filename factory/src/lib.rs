@@ -49,6 +49,7 @@
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod consistency;
 mod error;
 mod factory;
 mod options;
