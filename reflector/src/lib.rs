@@ -88,7 +88,7 @@ pub use error::status;
 pub use error::{
     ReflectorError, is_connection_error, is_expired, is_expired_status,
     is_too_large_resource_version, is_too_large_resource_version_status, is_too_many_requests,
-    is_watch_error_retriable,
+    is_watch_error_retriable, retry_after,
 };
 pub use kube::{DEFAULT_MAX_WATCH_LINE_BYTES, KubeListerWatcher, TweakListOptions};
 pub use list_watch::ListWatch;

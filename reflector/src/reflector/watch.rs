@@ -13,7 +13,7 @@ use tracing::Instrument;
 use super::Reflector;
 use crate::error::{
     ReflectorError, is_expired, is_too_large_resource_version, is_too_many_requests,
-    is_watch_error_retriable,
+    is_watch_error_retriable, retry_after,
 };
 use crate::lister_watcher::{
     ListOptions, ListWatchError, ListerWatcher, ResourceVersionMatch, WatchEvent, WatchStream,
@@ -54,7 +54,7 @@ where
     ) -> bool {
         if is_watch_error_retriable(err) {
             tracing::debug!(name = %self.name, error = err as &dyn std::error::Error, "watch-list backing off");
-            self.backoff_sleep(shutdown).await;
+            self.backoff_sleep(shutdown, retry_after(err)).await;
             return true;
         }
         if is_expired(err) || is_too_large_resource_version(err) {
@@ -187,7 +187,7 @@ where
                                 "connection"
                             };
                             self.config.metrics.watch_restart(&self.name, reason);
-                            if !self.backoff_sleep(shutdown).await {
+                            if !self.backoff_sleep(shutdown, retry_after(&err)).await {
                                 return Ok(());
                             }
                             continue;
@@ -232,7 +232,7 @@ where
                 WatchEnd::Failed(err) if is_too_many_requests(&err) => {
                     tracing::debug!(name = %self.name, "watch returned 429, backing off");
                     metrics.watch_restart(&self.name, "too_many_requests");
-                    if !self.backoff_sleep(shutdown).await {
+                    if !self.backoff_sleep(shutdown, retry_after(&err)).await {
                         return Ok(());
                     }
                 }
