@@ -73,6 +73,7 @@ mod lister_watcher;
 mod metrics;
 #[cfg(feature = "prometheus")]
 mod prometheus;
+mod rate_limit;
 mod reflector;
 mod reflector_store;
 #[cfg(feature = "testing")]
@@ -99,5 +100,6 @@ pub use lister_watcher::{
 pub use metrics::{NoopMetrics, ReflectorMetrics};
 #[cfg(feature = "prometheus")]
 pub use prometheus::PrometheusMetrics;
+pub use rate_limit::TokenBucket;
 pub use reflector::Reflector;
 pub use reflector_store::{PagedReplace, ReflectorStore};

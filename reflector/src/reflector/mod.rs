@@ -138,6 +138,13 @@ where
         }
     }
 
+    /// Waits for the client-side rate limit, if there is one, before a request.
+    async fn throttle(&self) {
+        if let Some(limit) = &self.config.rate_limit {
+            limit.acquire().await;
+        }
+    }
+
     /// Sleeps for the next backoff delay, or for `retry_after` (what the server asked for) if
     /// that is longer; false if shut down meanwhile.
     async fn backoff_sleep(

@@ -87,6 +87,7 @@ where
             let span = tracing::debug_span!("watch_list", name = %self.name, resource_version = ?options.resource_version);
             let start = Instant::now();
             self.config.metrics.watch_started(&self.name);
+            self.throttle().await;
             let opened = tokio::select! {
                 () = shutdown.cancelled() => return Ok(None),
                 r = self.lister_watcher.watch(&options).instrument(span.clone()) => r,
@@ -172,6 +173,7 @@ where
                         allow_watch_bookmarks: true,
                         ..ListOptions::default()
                     };
+                    self.throttle().await;
                     self.config.metrics.watch_started(&self.name);
                     let opened = tokio::select! {
                         () = shutdown.cancelled() => return Ok(()),

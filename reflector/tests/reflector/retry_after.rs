@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Pod;
 use kcache_reflector::testing::FakeControllerSource;
-use kcache_reflector::{ListWatchError, Reflector, ReflectorConfig, retry_after, status};
+use kcache_reflector::{
+    BackoffConfig, ListWatchError, Reflector, ReflectorConfig, TokenBucket, retry_after, status,
+};
 use kcache_store::Indexer;
 use tokio::time::Instant;
 
@@ -109,4 +111,50 @@ async fn a_429_storm_gets_no_more_requests_than_the_backoff_schedule() {
     running.stop().await;
     // The shortest schedule (no jitter) requests at 0, 0.8, 2.4, 5.6, 12 and 24.8 s.
     assert!((2..=6).contains(&calls), "{calls} requests in 30 s");
+}
+
+#[tokio::test(start_paused = true)]
+async fn token_bucket_serves_a_burst_then_its_rate() {
+    let bucket = TokenBucket::new(2.0, 3);
+    let start = Instant::now();
+    for _ in 0..3 {
+        bucket.acquire().await;
+    }
+    assert_eq!(
+        start.elapsed(),
+        Duration::ZERO,
+        "the burst is served at once"
+    );
+    for _ in 0..4 {
+        bucket.acquire().await;
+    }
+    // Four more at 2 a second.
+    assert_eq!(start.elapsed(), 2 * SECOND);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_rate_limit_bounds_requests_during_a_5xx_storm() {
+    let source = Arc::new(FakeControllerSource::new());
+    for _ in 0..1000 {
+        source.fail_next_list(ListWatchError::from(status::internal_error("overloaded")));
+    }
+    // A backoff that alone would allow a request every millisecond.
+    let backoff = BackoffConfig::default()
+        .initial(Duration::from_millis(1))
+        .factor(1.0)
+        .jitter(0.0);
+    let config = ReflectorConfig::default()
+        .backoff(backoff)
+        .rate_limit(Arc::new(TokenBucket::new(1.0, 2)));
+    let reflector = Arc::new(Reflector::new(
+        Arc::clone(&source),
+        Arc::new(Indexer::default()),
+        config,
+    ));
+    let running = run(&reflector);
+    tokio::time::sleep(10 * SECOND).await;
+    let calls = source.list_calls().len();
+    running.stop().await;
+    // The burst of 2, then one a second.
+    assert!((10..=12).contains(&calls), "{calls} requests in 10 s");
 }
