@@ -194,6 +194,17 @@ impl SharedInformerFactoryBuilder {
         self
     }
 
+    /// One client-side rate limit for everything the factory's informers send: at most `qps`
+    /// list pages and watch requests a second over all of them, in bursts of up to `burst`
+    /// (client-go's `rest.Config` QPS and Burst; 5 and 10 there). Set after
+    /// [`reflector`](Self::reflector), which replaces it.
+    #[must_use]
+    pub fn rate_limit(mut self, qps: f64, burst: u32) -> Self {
+        let limit = Arc::new(kcache_reflector::TokenBucket::new(qps, burst));
+        self.options.reflector = self.options.reflector.rate_limit(limit);
+        self
+    }
+
     /// The factory.
     pub fn build(self) -> SharedInformerFactory {
         SharedInformerFactory {

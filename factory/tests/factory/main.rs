@@ -15,6 +15,7 @@ use serde_json::json;
 
 mod crds;
 mod metrics;
+mod read_your_writes;
 
 /// How long a test waits for an event it expects before failing.
 const PATIENCE: Duration = Duration::from_secs(20);
