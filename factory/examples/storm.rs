@@ -7,7 +7,7 @@
 //! cargo run -p kcache-factory --example storm -- 5 10     # plus a client-side limit: 5 qps, burst 10
 //! ```
 //!
-//! It runs against the in-process API server (its fault injection); a figure is only worth
+//! kube-client's own retry of 429/503 is turned off (see `main`). It runs against the in-process API server (its fault injection); a figure is only worth
 //! quoting when measured on an otherwise idle machine.
 
 use std::error::Error;
@@ -46,7 +46,13 @@ async fn main() -> Result<(), Box<dyn Error + Send + Sync>> {
     let server = TestServer::start().await?;
     let requests = Arc::new(Requests::default());
     let config = ReflectorConfig::default().metrics(Arc::clone(&requests) as _);
-    let mut builder = SharedInformerFactory::builder(server.client()?).reflector(config);
+    // kube-client retries 429 and 503 itself (up to 15 times, honouring Retry-After) below the
+    // reflector, where neither the reflector's backoff nor its rate limit sees the retries: off
+    // here, so that every request the server answers is one the reflector sent and counted.
+    let mut client_config = server.config()?;
+    client_config.default_retry = false;
+    let client = kube_client::Client::try_from(client_config)?;
+    let mut builder = SharedInformerFactory::builder(client).reflector(config);
     if let [qps, burst, ..] = args[..] {
         builder = builder.rate_limit(qps, burst as u32);
         println!("client-side limit: {qps} qps, burst {burst}");
