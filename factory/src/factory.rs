@@ -194,6 +194,19 @@ impl SharedInformerFactoryBuilder {
         self
     }
 
+    /// One client-side rate limit for everything the factory's informers send: at most `qps`
+    /// list pages and watch requests a second over all of them, in bursts of up to `burst`
+    /// (client-go's `rest.Config` QPS and Burst; 5 and 10 there). Set after
+    /// [`reflector`](Self::reflector), which replaces it. kube-client's own retry of 429 and
+    /// 503 (`Config::default_retry`, on by default) happens below this limit and is not counted
+    /// by it: turn it off in the client's `Config` for the limit to cover every request.
+    #[must_use]
+    pub fn rate_limit(mut self, qps: f64, burst: u32) -> Self {
+        let limit = Arc::new(kcache_reflector::TokenBucket::new(qps, burst));
+        self.options.reflector = self.options.reflector.rate_limit(limit);
+        self
+    }
+
     /// The factory.
     pub fn build(self) -> SharedInformerFactory {
         SharedInformerFactory {

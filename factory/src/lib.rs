@@ -49,6 +49,7 @@
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod consistency;
 mod error;
 mod factory;
 mod options;
@@ -61,7 +62,7 @@ pub use factory::{SharedInformerFactory, SharedInformerFactoryBuilder, TypedReso
 pub use kcache_informer::QueueMode;
 pub use kcache_reflector::{
     BackoffConfig, ListOptions, NoopMetrics, ReflectorConfig, ReflectorError, ReflectorMetrics,
-    TweakListOptions,
+    TokenBucket, TweakListOptions,
 };
 pub use kcache_store::TransformFunc;
 pub use transform::drop_managed_fields;

@@ -117,6 +117,7 @@ impl<K: Resource + Send + Sync + 'static> SharedIndexInformerBuilder<K> {
                 name,
                 indexer: Arc::new((self.cache)(indexers)),
                 block_deltas: Mutex::new(()),
+                cache_advanced: tokio::sync::Notify::new(),
                 lifecycle: Mutex::new(Lifecycle {
                     started: false,
                     stopped: false,

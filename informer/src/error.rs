@@ -21,6 +21,21 @@ pub enum InformerError {
     /// [`run`](crate::SharedIndexInformer::run) was called on an informer that already ran.
     #[error("informer {0:?} was already run; an informer runs once")]
     AlreadyRun(String),
+    /// [`wait_for_resource_version`](crate::SharedIndexInformer::wait_for_resource_version):
+    /// the cache did not reach the written resource version in time (or the informer stopped).
+    #[error(
+        "informer {informer:?}: cache at resource version {cache:?} did not reach {wanted:?} within {timeout:?}"
+    )]
+    StaleCache {
+        /// The informer's name.
+        informer: String,
+        /// The resource version waited for (a write's).
+        wanted: String,
+        /// The cache's resource version when the wait ended.
+        cache: String,
+        /// How long the wait was allowed.
+        timeout: std::time::Duration,
+    },
     /// The indexer rejected an operation (for example an index name conflict).
     #[error(transparent)]
     Store(#[from] StoreError),

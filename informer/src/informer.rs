@@ -49,6 +49,8 @@ pub(crate) struct Inner<K> {
     pub(crate) controller: OnceLock<Arc<Controller<K>>>,
     /// The reflector's relists and watch restarts.
     pub(crate) watch_counters: Arc<WatchCounters>,
+    /// Woken after every batch applied to the indexer (`wait_for_resource_version`).
+    pub(crate) cache_advanced: tokio::sync::Notify,
 }
 
 impl<K: Send + Sync + 'static> Inner<K> {

@@ -81,6 +81,7 @@
 
 mod any_informer;
 mod builder;
+mod consistency;
 mod controller;
 mod enqueue;
 mod error;

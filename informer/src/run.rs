@@ -99,10 +99,11 @@ fn start<K: Resource + Send + Sync + 'static>(
             return Ok(());
         };
         let _block = inner.block_deltas.lock();
-        apply_deltas(&inner.indexer, deltas, initial, |event| {
+        let applied = apply_deltas(&inner.indexer, deltas, initial, |event| {
             inner.processor.distribute(event);
-        })
-        .map_err(Into::into)
+        });
+        inner.cache_advanced.notify_waiters();
+        applied.map_err(Into::into)
     });
     let weak = Arc::downgrade(inner);
     let metrics = CountingMetrics {

@@ -7,6 +7,7 @@ use std::time::Duration;
 use crate::backoff::BackoffConfig;
 use crate::error::ReflectorError;
 use crate::metrics::{NoopMetrics, ReflectorMetrics};
+use crate::rate_limit::TokenBucket;
 
 /// The default page size of a paginated list (client-go's pager).
 pub const DEFAULT_PAGE_SIZE: u32 = 500;
@@ -60,6 +61,7 @@ pub struct ReflectorConfig {
     pub(crate) error_handler: Option<WatchErrorHandler>,
     pub(crate) metrics: Arc<dyn ReflectorMetrics>,
     pub(crate) backoff: BackoffConfig,
+    pub(crate) rate_limit: Option<Arc<TokenBucket>>,
 }
 
 impl Default for ReflectorConfig {
@@ -75,6 +77,7 @@ impl Default for ReflectorConfig {
             error_handler: None,
             metrics: Arc::new(NoopMetrics),
             backoff: BackoffConfig::default(),
+            rate_limit: None,
         }
     }
 }
@@ -92,6 +95,7 @@ impl fmt::Debug for ReflectorConfig {
             .field("watch_error_handler", &self.error_handler.is_some())
             .field("metrics", &self.metrics)
             .field("backoff", &self.backoff)
+            .field("rate_limit", &self.rate_limit)
             .finish()
     }
 }
@@ -186,6 +190,14 @@ impl ReflectorConfig {
     #[must_use]
     pub fn backoff(mut self, backoff: BackoffConfig) -> Self {
         self.backoff = backoff;
+        self
+    }
+
+    /// Limits every list page and watch request the reflector sends with `limit`, a token
+    /// bucket that may be shared by many reflectors (client-go's QPS and burst); none by default.
+    #[must_use]
+    pub fn rate_limit(mut self, limit: Arc<TokenBucket>) -> Self {
+        self.rate_limit = Some(limit);
         self
     }
 }

@@ -116,6 +116,15 @@ pub fn is_too_many_requests(err: &ListWatchError) -> bool {
     status(err).is_some_and(|s| s.code == 429 || s.reason == "TooManyRequests")
 }
 
+/// How long the server asked the client to wait before trying again: the `retryAfterSeconds`
+/// of a Status (a 429 or 5xx from a server shedding load, which also sends it as the
+/// `Retry-After` header), if it gave one. The reflector waits at least this long before its next
+/// request, whatever its backoff says (client-go's `checkWait`).
+pub fn retry_after(err: &ListWatchError) -> Option<std::time::Duration> {
+    let seconds = status(err)?.details.as_ref()?.retry_after_seconds;
+    (seconds > 0).then(|| std::time::Duration::from_secs(u64::from(seconds)))
+}
+
 /// The server could not be reached (connection refused or broken before an answer).
 pub fn is_connection_error(err: &ListWatchError) -> bool {
     matches!(err, ListWatchError::Connection(_))
@@ -173,6 +182,14 @@ pub mod status {
             "TooManyRequests",
             "too many requests, please try again later",
         )
+    }
+
+    /// 429 TooManyRequests asking the client to retry after `seconds` (`retryAfterSeconds`, as
+    /// the API server's max-in-flight and priority-and-fairness filters send it).
+    pub fn too_many_requests_retry_after(seconds: u32) -> Status {
+        let mut s = too_many_requests();
+        s.details = Some(details(Vec::new(), seconds));
+        s
     }
 
     /// 500 InternalError.

@@ -73,6 +73,7 @@ mod lister_watcher;
 mod metrics;
 #[cfg(feature = "prometheus")]
 mod prometheus;
+mod rate_limit;
 mod reflector;
 mod reflector_store;
 #[cfg(feature = "testing")]
@@ -88,7 +89,7 @@ pub use error::status;
 pub use error::{
     ReflectorError, is_connection_error, is_expired, is_expired_status,
     is_too_large_resource_version, is_too_large_resource_version_status, is_too_many_requests,
-    is_watch_error_retriable,
+    is_watch_error_retriable, retry_after,
 };
 pub use kube::{DEFAULT_MAX_WATCH_LINE_BYTES, KubeListerWatcher, TweakListOptions};
 pub use list_watch::ListWatch;
@@ -99,5 +100,6 @@ pub use lister_watcher::{
 pub use metrics::{NoopMetrics, ReflectorMetrics};
 #[cfg(feature = "prometheus")]
 pub use prometheus::PrometheusMetrics;
+pub use rate_limit::TokenBucket;
 pub use reflector::Reflector;
 pub use reflector_store::{PagedReplace, ReflectorStore};

@@ -51,6 +51,7 @@ mod index;
 mod indexer;
 mod key;
 mod lister;
+mod resource_version;
 mod selector;
 mod store;
 mod store_core;
@@ -71,6 +72,9 @@ pub use key::{
     namespace_key, split_meta_namespace_key,
 };
 pub use lister::{Lister, NamespaceLister};
+pub use resource_version::{
+    InvalidResourceVersion, compare_resource_versions, resource_version_reached,
+};
 pub use selector::{SelectorError, parse_label_selector};
 pub use store::{KnownObjects, Store, Transaction, TransactionType, TransformFunc};
 pub use thread_safe_store::ThreadSafeStore;

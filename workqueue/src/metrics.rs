@@ -21,6 +21,10 @@ pub trait MetricsProvider: Send + Sync + fmt::Debug {
     /// An item was re-added with a delay (`add_after`, and so `add_rate_limited`), as client-go
     /// counts retries.
     fn retry(&self, _queue: &str) {}
+    /// An item was requeued because the cache it is reconciled from had not caught up with the
+    /// controller's own writes ([`WorkQueue::requeue_stale`](crate::WorkQueue::requeue_stale));
+    /// also counted as a [`retry`](Self::retry).
+    fn stale_requeue(&self, _queue: &str) {}
 }
 
 /// Discards every metric (the default).
@@ -62,5 +66,9 @@ impl MetricsProvider for TracingMetrics {
 
     fn retry(&self, queue: &str) {
         tracing::trace!(target: "kcache_workqueue", queue, "retry");
+    }
+
+    fn stale_requeue(&self, queue: &str) {
+        tracing::trace!(target: "kcache_workqueue", queue, "stale requeue");
     }
 }

@@ -30,7 +30,8 @@ fn duration_histogram() -> Histogram {
 /// The work-queue families with client-go's names (`workqueue_depth`, `workqueue_adds_total`,
 /// `workqueue_queue_duration_seconds`, `workqueue_work_duration_seconds`,
 /// `workqueue_unfinished_work_seconds`, `workqueue_longest_running_processor_seconds`,
-/// `workqueue_retries_total`), labelled with the queue's `name`. One value serves every queue:
+/// `workqueue_retries_total`), and kcache's `workqueue_stale_requeues_total` (items requeued
+/// because their cache was behind the controller's writes), labelled with the queue's `name`. One value serves every queue:
 /// clone it into each queue's config and [`register`](PrometheusMetrics::register) it once.
 #[derive(Debug, Clone)]
 pub struct PrometheusMetrics {
@@ -41,6 +42,7 @@ pub struct PrometheusMetrics {
     unfinished_work: SecondsGauge,
     longest_running: SecondsGauge,
     retries: Family<QueueName, Counter>,
+    stale_requeues: Family<QueueName, Counter>,
 }
 
 impl Default for PrometheusMetrics {
@@ -53,6 +55,7 @@ impl Default for PrometheusMetrics {
             unfinished_work: Family::default(),
             longest_running: Family::default(),
             retries: Family::default(),
+            stale_requeues: Family::default(),
         }
     }
 }
@@ -95,6 +98,11 @@ impl PrometheusMetrics {
             "Total number of retries handled by workqueue",
             self.retries.clone(),
         );
+        registry.register(
+            "workqueue_stale_requeues",
+            "Total number of items requeued because their cache had not caught up with the controller's writes",
+            self.stale_requeues.clone(),
+        );
     }
 }
 
@@ -136,5 +144,9 @@ impl MetricsProvider for PrometheusMetrics {
 
     fn retry(&self, queue: &str) {
         self.retries.get_or_create(&label(queue)).inc();
+    }
+
+    fn stale_requeue(&self, queue: &str) {
+        self.stale_requeues.get_or_create(&label(queue)).inc();
     }
 }

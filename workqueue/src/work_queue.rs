@@ -13,6 +13,9 @@ use parking_lot::Mutex;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
+#[path = "stale.rs"]
+mod stale;
+
 use crate::{MetricsProvider, RateLimiter, WorkItem, default_controller_rate_limiter};
 
 /// The furthest a delayed add is scheduled (longer delays are clamped to it).
@@ -153,6 +156,8 @@ struct State<T> {
     // Metrics bookkeeping, only with a metrics provider.
     added_at: HashMap<T, Instant, RandomState>,
     started_at: HashMap<T, Instant, RandomState>,
+    /// Items requeued as stale since they were handed out (`requeue_stale`).
+    stale: HashSet<T, RandomState>,
 }
 
 struct Inner<T> {
@@ -250,6 +255,7 @@ impl<T: Eq + Hash + Clone + Send + Sync + 'static> WorkQueue<T> {
                     drain: false,
                     added_at: HashMap::default(),
                     started_at: HashMap::default(),
+                    stale: HashSet::default(),
                 }),
                 ready: Notify::new(),
                 drained: Notify::new(),

@@ -16,7 +16,8 @@ impl<T: Eq + Hash + Clone + Send + Sync + 'static> WorkQueue<T> {
     /// `reconcile(item)` until the queue is shut down and empty; returns when every worker has
     /// finished.
     ///
-    /// - `Ok(())`: the item's rate-limiter history is forgotten.
+    /// - `Ok(())`: the item's rate-limiter history is forgotten, unless `reconcile` called
+    ///   [`requeue_stale`](WorkQueue::requeue_stale) for it: its backoff then goes on.
     /// - `Err(e)`: `e` is logged (`tracing` warn) and the item is retried after the delay the
     ///   queue's [`RateLimiter`](crate::RateLimiter) gives.
     /// - A panic: caught, logged (`tracing` error) and retried like an error; the worker goes on.
@@ -85,6 +86,8 @@ impl<T: Eq + Hash + Clone + Send + Sync + 'static> WorkQueue<T> {
                         .catch_unwind()
                         .await;
                     match outcome {
+                        // Requeued as stale: not a success, its backoff goes on.
+                        Ok(Ok(())) if queue.take_stale(item.item()) => {}
                         Ok(Ok(())) => item.forget(),
                         Ok(Err(e)) => {
                             tracing::warn!(queue = queue.name(), error = %e, "reconcile failed; retrying");

@@ -17,6 +17,7 @@ use kcache_testkit::within;
 
 mod crds;
 mod metrics;
+mod read_your_writes;
 
 async fn server() -> (TestServer, Client) {
     // The fixture pods name ReplicaSets that do not exist: no garbage collection.

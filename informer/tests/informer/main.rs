@@ -13,6 +13,7 @@ mod object_cache;
 mod paged;
 mod processor;
 mod queue_semantics;
+mod read_your_writes;
 mod resync;
 mod shared_informer;
 mod shared_informer_lifecycle;

@@ -173,6 +173,7 @@ where
         let mut paginated = false;
         let mut first_resource_version = None;
         loop {
+            self.throttle().await;
             match self.lister_watcher.list(&options).await {
                 Ok(page) => {
                     let resource_version =
@@ -210,6 +211,7 @@ where
                         limit: None,
                         ..first
                     };
+                    self.throttle().await;
                     let page = self.lister_watcher.list(&full).await?;
                     let mut pages = self.pages();
                     pages.take(page.items).await.map_err(PagerError::Store)?;

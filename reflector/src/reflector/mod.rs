@@ -7,6 +7,7 @@ mod watch;
 use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
+use std::time::Duration;
 
 use kube_core::Resource;
 use parking_lot::Mutex;
@@ -15,7 +16,7 @@ use tracing::Instrument;
 
 use crate::backoff::Backoff;
 use crate::config::{ListSemantic, ReflectorConfig};
-use crate::error::ReflectorError;
+use crate::error::{ReflectorError, retry_after};
 use crate::lister_watcher::ListerWatcher;
 use crate::reflector_store::ReflectorStore;
 
@@ -110,13 +111,15 @@ where
         async {
             tracing::debug!("starting reflector");
             while !shutdown.is_cancelled() {
+                let mut wait_at_least = None;
                 if let Err(err) = self.list_and_watch(shutdown.clone()).await {
                     if !shutdown.is_cancelled() {
                         self.config.metrics.relist(&self.name, err.relist_reason());
                     }
                     self.handle_error(&err);
+                    wait_at_least = err.list_watch_error().and_then(retry_after);
                 }
-                if !self.backoff_sleep(&shutdown).await {
+                if !self.backoff_sleep(&shutdown, wait_at_least).await {
                     break;
                 }
             }
@@ -135,9 +138,22 @@ where
         }
     }
 
-    /// Sleeps for the next backoff delay; false if shut down meanwhile.
-    async fn backoff_sleep(&self, shutdown: &CancellationToken) -> bool {
-        let delay = self.backoff.lock().next();
+    /// Waits for the client-side rate limit, if there is one, before a request.
+    async fn throttle(&self) {
+        if let Some(limit) = &self.config.rate_limit {
+            limit.acquire().await;
+        }
+    }
+
+    /// Sleeps for the next backoff delay, or for `retry_after` (what the server asked for) if
+    /// that is longer; false if shut down meanwhile.
+    async fn backoff_sleep(
+        &self,
+        shutdown: &CancellationToken,
+        retry_after: Option<Duration>,
+    ) -> bool {
+        let backoff = self.backoff.lock().next();
+        let delay = retry_after.map_or(backoff, |wait| wait.max(backoff));
         tokio::select! {
             () = shutdown.cancelled() => false,
             () = tokio::time::sleep(delay) => true,

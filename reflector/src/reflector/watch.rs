@@ -13,7 +13,7 @@ use tracing::Instrument;
 use super::Reflector;
 use crate::error::{
     ReflectorError, is_expired, is_too_large_resource_version, is_too_many_requests,
-    is_watch_error_retriable,
+    is_watch_error_retriable, retry_after,
 };
 use crate::lister_watcher::{
     ListOptions, ListWatchError, ListerWatcher, ResourceVersionMatch, WatchEvent, WatchStream,
@@ -54,7 +54,7 @@ where
     ) -> bool {
         if is_watch_error_retriable(err) {
             tracing::debug!(name = %self.name, error = err as &dyn std::error::Error, "watch-list backing off");
-            self.backoff_sleep(shutdown).await;
+            self.backoff_sleep(shutdown, retry_after(err)).await;
             return true;
         }
         if is_expired(err) || is_too_large_resource_version(err) {
@@ -87,6 +87,7 @@ where
             let span = tracing::debug_span!("watch_list", name = %self.name, resource_version = ?options.resource_version);
             let start = Instant::now();
             self.config.metrics.watch_started(&self.name);
+            self.throttle().await;
             let opened = tokio::select! {
                 () = shutdown.cancelled() => return Ok(None),
                 r = self.lister_watcher.watch(&options).instrument(span.clone()) => r,
@@ -172,6 +173,7 @@ where
                         allow_watch_bookmarks: true,
                         ..ListOptions::default()
                     };
+                    self.throttle().await;
                     self.config.metrics.watch_started(&self.name);
                     let opened = tokio::select! {
                         () = shutdown.cancelled() => return Ok(()),
@@ -187,7 +189,7 @@ where
                                 "connection"
                             };
                             self.config.metrics.watch_restart(&self.name, reason);
-                            if !self.backoff_sleep(shutdown).await {
+                            if !self.backoff_sleep(shutdown, retry_after(&err)).await {
                                 return Ok(());
                             }
                             continue;
@@ -232,7 +234,7 @@ where
                 WatchEnd::Failed(err) if is_too_many_requests(&err) => {
                     tracing::debug!(name = %self.name, "watch returned 429, backing off");
                     metrics.watch_restart(&self.name, "too_many_requests");
-                    if !self.backoff_sleep(shutdown).await {
+                    if !self.backoff_sleep(shutdown, retry_after(&err)).await {
                         return Ok(());
                     }
                 }

@@ -11,6 +11,7 @@ mod hostile;
 mod kube_http;
 mod list;
 mod making;
+mod retry_after;
 mod support;
 mod watch;
 mod watch_list;

@@ -7,6 +7,7 @@ mod indexer;
 mod keys;
 mod lister;
 mod properties;
+mod resource_version;
 mod selector;
 mod transaction;
 

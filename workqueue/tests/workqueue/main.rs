@@ -6,4 +6,5 @@ mod metrics;
 mod prometheus;
 mod proptests;
 mod rate_limiter;
+mod stale;
 mod work_queue;
