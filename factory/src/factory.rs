@@ -155,15 +155,18 @@ impl SharedInformerFactoryBuilder {
     /// compressed JSON and decoded on read, for a large cache whose memory matters more than
     /// its read latency. See [`compact_cache`](kcache_informer::SharedIndexInformerBuilder::compact_cache).
     ///
-    /// ```no_run
-    /// # async fn f(client: kube_client::Client) {
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let server = kcache_apiserver::TestServer::start().await?;
+    /// # let client = server.client()?;
     /// use k8s_openapi::api::core::v1::Pod;
     /// use kcache_factory::SharedInformerFactory;
     ///
     /// let factory = SharedInformerFactory::builder(client).compact_cache_for::<Pod>().build();
     /// let pods = factory.informer::<Pod>();
     /// assert!(pods.indexer().store().is_compact());
-    /// # }
+    /// # Ok(()) }
     /// ```
     #[cfg(feature = "compact")]
     #[must_use]
@@ -374,13 +377,20 @@ impl SharedInformerFactory {
     /// [`wait_for_cache_sync`](Self::wait_for_cache_sync) that gives up after `timeout`: the
     /// informers not synced by then are `false`.
     ///
-    /// ```no_run
-    /// # async fn f(factory: kcache_factory::SharedInformerFactory) {
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let server = kcache_apiserver::TestServer::start().await?;
+    /// # let factory = kcache_factory::SharedInformerFactory::new(server.client()?);
+    /// # factory.informer::<k8s_openapi::api::core::v1::Pod>();
+    /// factory.start()?;
     /// let synced = factory.wait_for_cache_sync_timeout(std::time::Duration::from_secs(30)).await;
     /// if let Some((key, _)) = synced.iter().find(|(_, synced)| !**synced) {
     ///     eprintln!("{key} did not sync within 30 s");
     /// }
-    /// # }
+    /// assert_eq!(synced.get("v1/Pod"), Some(&true));
+    /// # factory.shutdown().await;
+    /// # Ok(()) }
     /// ```
     pub async fn wait_for_cache_sync_timeout(&self, timeout: Duration) -> BTreeMap<String, bool> {
         let give_up = CancellationToken::new();

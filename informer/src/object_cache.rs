@@ -112,7 +112,7 @@ struct Config<K> {
 /// object or [`ObjectCacheError::NotFound`]. Once an object is seen immutable, its reflector
 /// stops and the cached object is served from then on.
 ///
-/// ```no_run
+/// ```
 /// use std::sync::Arc;
 /// use k8s_openapi::api::core::v1::ConfigMap;
 /// use kcache_informer::ObjectCache;
@@ -120,7 +120,14 @@ struct Config<K> {
 /// use kcache_reflector::ListerWatcher;
 /// use kube_client::{Api, Client};
 ///
-/// # async fn example(client: Client) -> Result<(), Box<dyn std::error::Error>> {
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let server = kcache_apiserver::TestServer::start().await?;
+/// # let client: Client = server.client()?;
+/// # let mut cm = ConfigMap::default();
+/// # cm.metadata.name = Some("settings".into());
+/// # cm.data = Some([("mode".to_owned(), "fast".to_owned())].into());
+/// # Api::<ConfigMap>::namespaced(client.clone(), "default").create(&Default::default(), &cm).await?;
 /// let cache = ObjectCache::new("configmaps", move |ns: &str| {
 ///     Arc::new(KubeListerWatcher::new(Api::<ConfigMap>::namespaced(client.clone(), ns)))
 ///         as Arc<dyn ListerWatcher<ConfigMap>>
@@ -128,7 +135,9 @@ struct Config<K> {
 /// .immutable_when(|cm: &ConfigMap| cm.immutable == Some(true));
 /// cache.add_reference("default", "settings", "pod-uid-1")?;
 /// let settings = cache.get("default", "settings").await?;
-/// # let _ = settings; cache.shutdown().await; Ok(()) }
+/// assert_eq!(settings.data.as_ref().and_then(|d| d.get("mode")).map(String::as_str), Some("fast"));
+/// cache.shutdown().await;
+/// # Ok(()) }
 /// ```
 pub struct ObjectCache<K> {
     config: Arc<Config<K>>,

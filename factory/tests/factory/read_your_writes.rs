@@ -6,7 +6,9 @@ use kcache_factory::SharedInformerFactory;
 use kube_client::Api;
 use kube_client::api::PostParams;
 
-use crate::{PATIENCE, named, server};
+use kcache_testkit::{PATIENCE, within};
+
+use crate::{named, server};
 
 #[tokio::test]
 async fn wait_for_resource_version_then_the_lister_shows_the_write() {
@@ -36,5 +38,5 @@ async fn wait_for_resource_version_then_the_lister_shows_the_write() {
     assert!(factory.has_caught_up_to::<ConfigMap>(&rv));
     let cached = factory.lister::<ConfigMap>().namespace("a").get("written");
     assert!(cached.is_some(), "the cache at {rv} holds the write");
-    factory.shutdown().await;
+    within("the factory to shut down", factory.shutdown()).await;
 }
