@@ -3,7 +3,8 @@
 //! (`naming.rs`, as the naming and establishing controllers), its validation
 //! (`validation.rs`, as `pkg/apis/apiextensions/validation`), and the checks, pruning and
 //! defaults of custom objects against a version's `openAPIV3Schema` (`schema.rs`, as
-//! `pkg/apiserver/schema/{pruning,defaulting}` and the OpenAPI schema validator).
+//! `pkg/apiserver/schema/{pruning,defaulting}` and the OpenAPI schema validator; `formats.rs`
+//! its `pattern` and `format` checks, `lists.rs` the list-type set/map invariants).
 //!
 //! The controller that serves what a CRD declares is `controllers/crd.rs`; the write rules of
 //! CRDs and custom objects are `registry/custom.rs`.
@@ -21,6 +22,8 @@ use crate::resource::ResourceDef;
 
 mod columns;
 mod deprecation;
+mod formats;
+mod lists;
 mod naming;
 mod schema;
 #[cfg(test)]

@@ -8,6 +8,8 @@ use serde_json::{Map, Value};
 
 use crate::validation::Cause;
 
+use super::formats;
+
 /// The fields every object keeps at its root, whatever its schema says.
 const ROOT_FIELDS: [&str; 3] = ["apiVersion", "kind", "metadata"];
 
@@ -133,11 +135,12 @@ pub(crate) fn check_object(schema: &Value, obj: &Map<String, Value>) -> Vec<Caus
     if let Some(props) = root.get_mut("properties").and_then(Value::as_object_mut) {
         props.retain(|k, _| !ROOT_FIELDS.contains(&k.as_str()));
     }
-    check(&root, &Value::Object(trimmed), "", &mut causes);
+    check(&root, &Value::Object(trimmed.clone()), "", &mut causes);
+    super::lists::check(&root, &trimmed, "", &mut causes);
     causes
 }
 
-fn join(path: &str, field: &str) -> String {
+pub(super) fn join(path: &str, field: &str) -> String {
     if path.is_empty() {
         field.to_owned()
     } else {
@@ -214,6 +217,9 @@ fn check(schema: &Value, value: &Value, path: &str, causes: &mut Vec<Cause>) {
         ));
     }
     bounds(schema, value, path, causes);
+    if let Value::String(text) = value {
+        strings(schema, text, path, causes);
+    }
     match value {
         Value::Object(map) => {
             for name in schema
@@ -243,6 +249,27 @@ fn check(schema: &Value, value: &Value, path: &str, causes: &mut Vec<Cause>) {
             }
         }
         _ => {}
+    }
+}
+
+/// `pattern` and `format`, with kube-openapi's messages.
+fn strings(schema: &Value, text: &str, path: &str, causes: &mut Vec<Cause>) {
+    let shown = Value::from(text).to_string();
+    if let Some(pattern) = schema.get("pattern").and_then(Value::as_str)
+        && formats::matches(pattern, text) == Some(false)
+    {
+        causes.push((
+            path.to_owned(),
+            format!("Invalid value: {shown}: {path} in body should match '{pattern}'"),
+        ));
+    }
+    if let Some(format) = schema.get("format").and_then(Value::as_str)
+        && formats::valid(format, text) == Some(false)
+    {
+        causes.push((
+            path.to_owned(),
+            format!("Invalid value: {shown}: {path} in body must be of type {format}: {shown}"),
+        ));
     }
 }
 
