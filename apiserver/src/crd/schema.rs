@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::validation::Cause;
 
-use super::formats;
+use super::{formats, rules};
 
 /// The fields every object keeps at its root, whatever its schema says.
 const ROOT_FIELDS: [&str; 3] = ["apiVersion", "kind", "metadata"];
@@ -127,7 +127,18 @@ fn collect_items(schema: &Value, items: &[Value], path: &str, out: &mut Vec<Stri
 }
 
 /// The causes of `obj` (a whole object) not matching `schema`.
+#[cfg(test)]
 pub(crate) fn check_object(schema: &Value, obj: &Map<String, Value>) -> Vec<Cause> {
+    check_custom(schema, obj, || Value::Object(obj.clone()))
+}
+
+/// The causes of a custom object whose fields below the root are `obj` not matching `schema`;
+/// `whole` makes the whole object (with `apiVersion`, `kind`, `metadata`) when root rules need it.
+pub(crate) fn check_custom(
+    schema: &Value,
+    obj: &Map<String, Value>,
+    whole: impl FnOnce() -> Value,
+) -> Vec<Cause> {
     let mut causes = Vec::new();
     let mut trimmed = obj.clone();
     trimmed.retain(|k, _| !ROOT_FIELDS.contains(&k.as_str()));
@@ -137,6 +148,23 @@ pub(crate) fn check_object(schema: &Value, obj: &Map<String, Value>) -> Vec<Caus
     }
     check(&root, &Value::Object(trimmed.clone()), "", &mut causes);
     super::lists::check(&root, &trimmed, "", &mut causes);
+    if rules::has_rules(&root) {
+        if rules::blocked(&causes) {
+            causes.push(rules::skipped());
+        } else {
+            // The root's rules see apiVersion, kind and the name; the rest only their node.
+            if root.get("x-kubernetes-validations").is_some() {
+                let whole = whole();
+                let root_self = whole.as_object().map(rules::root_self).unwrap_or_default();
+                rules::check_node(&root, &root_self, "", &mut causes);
+            }
+            let mut below = root.clone();
+            if let Some(map) = below.as_object_mut() {
+                map.remove("x-kubernetes-validations");
+            }
+            rules::walk(&below, &Value::Object(trimmed), "", &mut causes);
+        }
+    }
     causes
 }
 

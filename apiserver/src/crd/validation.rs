@@ -216,6 +216,7 @@ fn structural(schema: &Value, path: &str, root: bool, causes: &mut Vec<Cause>) {
             "must not be empty for specified object fields",
         ));
     }
+    super::rules::check_crd_node(schema, path, causes);
     if flag("uniqueItems") {
         causes.push((
             format!("{path}.uniqueItems"),

@@ -109,7 +109,7 @@ fn prune_and_default(def: &ResourceDef, obj: &mut Object) {
 fn check(def: &ResourceDef, obj: &Object) -> Vec<Cause> {
     def.schema
         .as_deref()
-        .map(|schema| crd::check_object(schema, &obj.data()))
+        .map(|schema| crd::check_custom(schema, &obj.data(), || obj.to_value()))
         .unwrap_or_default()
 }
 

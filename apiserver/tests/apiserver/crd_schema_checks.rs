@@ -11,23 +11,35 @@ use crate::support::*;
 const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
 const GIZMOS: &str = "/apis/example.com/v1/namespaces/default/gizmos";
 
-/// A CRD of `gizmos.example.com` whose `spec` has the given properties.
-fn gizmo_crd(spec_props: Value) -> Value {
+/// A namespaced CRD of `<plural>.example.com` (kind `kind`, one version `v1`) with `schema` as
+/// its `openAPIV3Schema`.
+pub(crate) fn example_crd(plural: &str, kind: &str, schema: Value) -> Value {
     json!({
         "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": "gizmos.example.com"},
+        "metadata": {"name": format!("{plural}.example.com")},
         "spec": {
             "group": "example.com", "scope": "Namespaced",
-            "names": {"plural": "gizmos", "singular": "gizmo", "kind": "Gizmo", "listKind": "GizmoList"},
+            "names": {"plural": plural, "kind": kind, "listKind": format!("{kind}List")},
             "versions": [{"name": "v1", "served": true, "storage": true,
-                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
-                    "spec": {"type": "object", "properties": spec_props}}}}}]
+                "schema": {"openAPIV3Schema": schema}}]
         }
     })
 }
 
+/// A custom object of `example.com/v1`.
+pub(crate) fn example(kind: &str, name: &str, spec: Value) -> Value {
+    json!({"apiVersion": "example.com/v1", "kind": kind, "metadata": {"name": name}, "spec": spec})
+}
+
+/// A CRD of `gizmos.example.com` whose `spec` has the given properties.
+fn gizmo_crd(spec_props: Value) -> Value {
+    let schema = json!({"type": "object", "properties": {
+        "spec": {"type": "object", "properties": spec_props}}});
+    example_crd("gizmos", "Gizmo", schema)
+}
+
 fn gizmo(name: &str, spec: Value) -> Value {
-    json!({"apiVersion": "example.com/v1", "kind": "Gizmo", "metadata": {"name": name}, "spec": spec})
+    example("Gizmo", name, spec)
 }
 
 fn checked_props() -> Value {
@@ -63,7 +75,6 @@ async fn custom_objects_are_checked_for_pattern_format_list_types_and_property_c
         "labels": {"a": "b", "c": "d"}});
     let (code, status) = post(&c, GIZMOS, &gizmo("bad", bad)).await;
     assert_eq!(code, 422, "{status}");
-    let (message, causes) = invalid(&status);
     let expected = [
         (
             "spec.addr",
@@ -96,16 +107,7 @@ async fn custom_objects_are_checked_for_pattern_format_list_types_and_property_c
             "Duplicate value: \"a\"",
         ),
     ];
-    for (field, reason, text) in expected {
-        assert!(
-            causes
-                .iter()
-                .any(|(f, r, m)| f == field && r == reason && m == text),
-            "no {field} {reason} {text:?} in {causes:?}"
-        );
-        assert!(message.contains(&format!("{field}: {text}")), "{message}");
-    }
-    assert_eq!(causes.len(), expected.len(), "{causes:?}");
+    assert_causes(&status, &expected);
 
     let (code, status) = post(&c, GIZMOS, &gizmo("empty", json!({"labels": {}}))).await;
     assert_eq!(code, 422, "{status}");
@@ -148,4 +150,20 @@ async fn a_crd_with_unique_items_or_a_bad_pattern_is_refused() {
         "{causes:?}"
     );
     assert_eq!(causes.len(), 2, "{causes:?}");
+}
+
+/// Asserts that a 422 `status` has exactly the `expected` causes (field, reason, message), each
+/// also in its message as `field: message`.
+pub(crate) fn assert_causes(status: &Value, expected: &[(&str, &str, &str)]) {
+    let (message, causes) = invalid(status);
+    for (field, reason, text) in expected {
+        assert!(
+            causes
+                .iter()
+                .any(|(f, r, m)| f == field && r == reason && m == text),
+            "no {field} {reason} {text:?} in {causes:?}"
+        );
+        assert!(message.contains(&format!("{field}: {text}")), "{message}");
+    }
+    assert_eq!(causes.len(), expected.len(), "{causes:?}");
 }

@@ -12,6 +12,7 @@ mod cluster_tables;
 mod collector;
 mod crd_names;
 mod crd_objects;
+mod crd_rules;
 mod crd_schema_checks;
 mod crd_versions;
 mod crds;
