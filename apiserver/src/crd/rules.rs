@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 
+use cel::objects::OptionalValue;
 use cel::{Context, Program, Value as Cel};
 use parking_lot::RwLock;
 use serde_json::{Map, Value};
@@ -77,14 +78,42 @@ pub(crate) fn check_crd_node(schema: &Value, path: &str, causes: &mut Vec<Cause>
             ));
             continue;
         }
-        if let Err(error) = compiled(source) {
-            causes.push((
+        match compiled(source) {
+            Err(error) => causes.push((
                 format!("{at}.rule"),
                 format!(
                     "Invalid value: {}: compilation failed: {error}",
                     Value::from(source)
                 ),
-            ));
+            )),
+            Ok(program) => {
+                if rule.get("optionalOldSelf").and_then(Value::as_bool) == Some(true)
+                    && !program.references().has_variable("oldSelf")
+                {
+                    causes.push((
+                        format!("{at}.optionalOldSelf"),
+                        "Invalid value: true: may not be set if oldSelf is not used in rule"
+                            .to_owned(),
+                    ));
+                }
+            }
+        }
+        if let Some(expression) = text(rule, "messageExpression") {
+            let at = format!("{at}.messageExpression");
+            if expression.trim().is_empty() {
+                causes.push((
+                    at,
+                    "Required value: messageExpression must be non-empty if specified".to_owned(),
+                ));
+            } else if let Err(error) = compiled(expression.trim()) {
+                causes.push((
+                    at,
+                    format!(
+                        "Invalid value: {}: messageExpression compilation failed: {error}",
+                        Value::from(expression)
+                    ),
+                ));
+            }
         }
     }
 }
@@ -135,8 +164,30 @@ fn failure(schema: &Value, rule: &Value, path: &str, detail: &str) -> Cause {
     )
 }
 
-/// Evaluates the rules of one node whose value is `value` at `path`.
-pub(crate) fn check_node(schema: &Value, value: &Value, path: &str, causes: &mut Vec<Cause>) {
+/// The detail a failed rule's `messageExpression` gives, if it evaluates to a usable string
+/// (non-empty once trimmed, one line, at most 5120 bytes); else the static message is used.
+fn expressed(rule: &Value, context: &Context<'_, '_>) -> Option<String> {
+    let source = text(rule, "messageExpression")?.trim();
+    let program = compiled(source).ok()?;
+    match program.execute(context) {
+        Ok(Cel::String(s)) => {
+            let s = s.trim();
+            (!s.is_empty() && !s.contains(['\n', '\r']) && s.len() <= 5120).then(|| s.to_owned())
+        }
+        _ => None,
+    }
+}
+
+/// Evaluates the rules of one node whose value is `value` at `path`; `old` is its old value on
+/// an update where one correlates (transition rules run only with one, unless
+/// `optionalOldSelf`).
+pub(crate) fn check_node(
+    schema: &Value,
+    value: &Value,
+    old: Option<&Value>,
+    path: &str,
+    causes: &mut Vec<Cause>,
+) {
     let Some(rules) = schema
         .get("x-kubernetes-validations")
         .and_then(Value::as_array)
@@ -146,6 +197,7 @@ pub(crate) fn check_node(schema: &Value, value: &Value, path: &str, causes: &mut
     let Ok(bound) = cel::to_value(value) else {
         return;
     };
+    let old_bound = old.and_then(|o| cel::to_value(o).ok());
     for rule in rules {
         let Some(source) = text(rule, "rule").map(str::trim) else {
             continue;
@@ -153,15 +205,32 @@ pub(crate) fn check_node(schema: &Value, value: &Value, path: &str, causes: &mut
         let Ok(program) = compiled(source) else {
             continue;
         };
+        let mut context = Context::default();
+        context.add_variable_from_value("self", bound.clone());
+        if program.references().has_variable("oldSelf") {
+            let optional = rule
+                .get("optionalOldSelf")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
+            match (&old_bound, optional) {
+                (Some(o), false) => context.add_variable_from_value("oldSelf", o.clone()),
+                (o, true) => {
+                    let opt = match o {
+                        Some(o) => OptionalValue::of(o.clone()),
+                        None => OptionalValue::none(),
+                    };
+                    context.add_variable_from_value("oldSelf", Cel::Opaque(Arc::new(opt)));
+                }
+                (None, false) => continue,
+            }
+        }
         let named = text(rule, "message")
             .map(str::trim)
             .filter(|m| !m.is_empty());
-        let mut context = Context::default();
-        context.add_variable_from_value("self", bound.clone());
         let detail = match program.execute(&context) {
             Ok(Cel::Bool(true)) => continue,
-            Ok(Cel::Bool(false)) => named
-                .map(str::to_owned)
+            Ok(Cel::Bool(false)) => expressed(rule, &context)
+                .or_else(|| named.map(str::to_owned))
                 .unwrap_or_else(|| format!("failed rule: {source}")),
             Ok(_) => format!(
                 "rule did not evaluate to a bool evaluating rule: {}",
@@ -183,6 +252,22 @@ pub(crate) fn check_node(schema: &Value, value: &Value, path: &str, causes: &mut
     }
 }
 
+/// The old item of a `map` list that has the same map keys as `item`.
+fn correlated<'o>(schema: &Value, item: &Value, old: Option<&'o Value>) -> Option<&'o Value> {
+    if schema.get("x-kubernetes-list-type").and_then(Value::as_str) != Some("map") {
+        return None;
+    }
+    let keys: Vec<&str> = schema
+        .get("x-kubernetes-list-map-keys")
+        .and_then(Value::as_array)?
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    old?.as_array()?
+        .iter()
+        .find(|o| keys.iter().all(|k| o.get(k) == item.get(k)))
+}
+
 /// Whether `schema` has rules anywhere (a custom object of a schema without any is not walked).
 pub(crate) fn has_rules(schema: &Value) -> bool {
     schema.get("x-kubernetes-validations").is_some()
@@ -195,25 +280,34 @@ pub(crate) fn has_rules(schema: &Value) -> bool {
             .any(|k| schema.get(k).is_some_and(has_rules))
 }
 
-/// Evaluates the rules of every node of `value` (at `path`) below `schema`.
-pub(crate) fn walk(schema: &Value, value: &Value, path: &str, causes: &mut Vec<Cause>) {
-    check_node(schema, value, path, causes);
+/// Evaluates the rules of every node of `value` (at `path`, `old` its old value) below `schema`.
+pub(crate) fn walk(
+    schema: &Value,
+    value: &Value,
+    old: Option<&Value>,
+    path: &str,
+    causes: &mut Vec<Cause>,
+) {
+    check_node(schema, value, old, path, causes);
     match value {
         Value::Object(map) => {
             let props = schema.get("properties").and_then(Value::as_object);
             let extra = schema.get("additionalProperties").filter(|v| v.is_object());
             for (name, sub_value) in map {
+                let sub_old = old.and_then(|o| o.get(name));
                 if let Some(sub) = props.and_then(|p| p.get(name)) {
-                    walk(sub, sub_value, &super::schema::join(path, name), causes);
+                    let at = super::schema::join(path, name);
+                    walk(sub, sub_value, sub_old, &at, causes);
                 } else if let Some(sub) = extra {
-                    walk(sub, sub_value, &format!("{path}[{name}]"), causes);
+                    walk(sub, sub_value, sub_old, &format!("{path}[{name}]"), causes);
                 }
             }
         }
         Value::Array(items) => {
             if let Some(sub) = schema.get("items") {
                 for (i, item) in items.iter().enumerate() {
-                    walk(sub, item, &format!("{path}[{i}]"), causes);
+                    let sub_old = correlated(schema, item, old);
+                    walk(sub, item, sub_old, &format!("{path}[{i}]"), causes);
                 }
             }
         }
@@ -275,9 +369,15 @@ mod tests {
             {"rule": "self.max < 100"},
             {"rule": "self.min > 0", "reason": "FieldValueForbidden", "fieldPath": ".min"}]});
         let mut causes = Vec::new();
-        check_node(&schema, &json!({"min": 0, "max": 200}), "spec", &mut causes);
+        check_node(
+            &schema,
+            &json!({"min": 0, "max": 200}),
+            None,
+            "spec",
+            &mut causes,
+        );
         let mut ok = Vec::new();
-        check_node(&schema, &json!({"min": 1, "max": 2}), "spec", &mut ok);
+        check_node(&schema, &json!({"min": 1, "max": 2}), None, "spec", &mut ok);
         assert!(ok.is_empty(), "{ok:?}");
         assert_eq!(
             causes,
@@ -316,5 +416,68 @@ mod tests {
             )
         );
         assert_eq!(causes[2].0, "s.x-kubernetes-validations[2].reason");
+    }
+
+    #[test]
+    fn optional_old_self_needs_old_self_and_message_expressions_must_compile() {
+        let schema = json!({"type": "object", "x-kubernetes-validations": [
+            {"rule": "self.a > 0", "optionalOldSelf": true},
+            {"rule": "self.a > 0", "messageExpression": "'a' +"},
+            {"rule": "self.a > 0", "messageExpression": " "}]});
+        let mut causes = Vec::new();
+        check_crd_node(&schema, "s", &mut causes);
+        assert_eq!(
+            causes[0],
+            (
+                "s.x-kubernetes-validations[0].optionalOldSelf".to_owned(),
+                "Invalid value: true: may not be set if oldSelf is not used in rule".to_owned()
+            )
+        );
+        assert_eq!(
+            causes[1].0,
+            "s.x-kubernetes-validations[1].messageExpression"
+        );
+        assert!(
+            causes[1]
+                .1
+                .starts_with("Invalid value: \"'a' +\": messageExpression compilation failed: "),
+            "{causes:?}"
+        );
+        assert_eq!(
+            causes[2].1,
+            "Required value: messageExpression must be non-empty if specified"
+        );
+        assert_eq!(causes.len(), 3, "{causes:?}");
+    }
+
+    #[test]
+    fn transition_rules_run_only_with_an_old_value_unless_optional() {
+        let schema = json!({"type": "object", "x-kubernetes-validations": [
+            {"rule": "self.a >= oldSelf.a"},
+            {"rule": "!oldSelf.hasValue()", "optionalOldSelf": true, "message": "had old"}]});
+        let mut created = Vec::new();
+        check_node(&schema, &json!({"a": 1}), None, "s", &mut created);
+        assert!(created.is_empty(), "{created:?}");
+        let mut updated = Vec::new();
+        check_node(
+            &schema,
+            &json!({"a": 1}),
+            Some(&json!({"a": 2})),
+            "s",
+            &mut updated,
+        );
+        assert_eq!(
+            updated,
+            [
+                (
+                    "s".to_owned(),
+                    "Invalid value: \"object\": failed rule: self.a >= oldSelf.a".to_owned()
+                ),
+                (
+                    "s".to_owned(),
+                    "Invalid value: \"object\": had old".to_owned()
+                ),
+            ]
+        );
     }
 }

@@ -129,15 +129,17 @@ fn collect_items(schema: &Value, items: &[Value], path: &str, out: &mut Vec<Stri
 /// The causes of `obj` (a whole object) not matching `schema`.
 #[cfg(test)]
 pub(crate) fn check_object(schema: &Value, obj: &Map<String, Value>) -> Vec<Cause> {
-    check_custom(schema, obj, || Value::Object(obj.clone()))
+    check_custom(schema, obj, || Value::Object(obj.clone()), || None)
 }
 
 /// The causes of a custom object whose fields below the root are `obj` not matching `schema`;
-/// `whole` makes the whole object (with `apiVersion`, `kind`, `metadata`) when root rules need it.
+/// `whole` makes the whole object (with `apiVersion`, `kind`, `metadata`) and `old_whole` the
+/// whole old object of an update, when rules need them.
 pub(crate) fn check_custom(
     schema: &Value,
     obj: &Map<String, Value>,
     whole: impl FnOnce() -> Value,
+    old_whole: impl FnOnce() -> Option<Value>,
 ) -> Vec<Cause> {
     let mut causes = Vec::new();
     let mut trimmed = obj.clone();
@@ -153,16 +155,28 @@ pub(crate) fn check_custom(
             causes.push(rules::skipped());
         } else {
             // The root's rules see apiVersion, kind and the name; the rest only their node.
+            let old = old_whole();
+            let old_root = old
+                .as_ref()
+                .and_then(Value::as_object)
+                .map(rules::root_self);
             if root.get("x-kubernetes-validations").is_some() {
                 let whole = whole();
                 let root_self = whole.as_object().map(rules::root_self).unwrap_or_default();
-                rules::check_node(&root, &root_self, "", &mut causes);
+                rules::check_node(&root, &root_self, old_root.as_ref(), "", &mut causes);
             }
             let mut below = root.clone();
             if let Some(map) = below.as_object_mut() {
                 map.remove("x-kubernetes-validations");
             }
-            rules::walk(&below, &Value::Object(trimmed), "", &mut causes);
+            let old_below = old_root.map(|mut o| {
+                if let Some(map) = o.as_object_mut() {
+                    map.retain(|k, _| !ROOT_FIELDS.contains(&k.as_str()));
+                }
+                o
+            });
+            let new_below = Value::Object(trimmed);
+            rules::walk(&below, &new_below, old_below.as_ref(), "", &mut causes);
         }
     }
     causes

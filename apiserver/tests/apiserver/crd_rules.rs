@@ -1,6 +1,7 @@
 //! CEL `x-kubernetes-validations` on custom objects (issue 31 §1): rules with `self` at any node
-//! of the schema, `message`, `reason` and `fieldPath`, the rules skipped after a type error, and
-//! a CRD whose rule does not compile refused with 422.
+//! of the schema, `message`, `messageExpression`, `reason` and `fieldPath`, transition rules
+//! (`oldSelf`, `optionalOldSelf`), the rules skipped after a type error, and a CRD whose rule
+//! does not compile refused with 422.
 
 use serde_json::{Value, json};
 
@@ -105,4 +106,58 @@ async fn a_crd_whose_rule_does_not_compile_is_refused() {
         "{causes:?}"
     );
     assert_eq!(get(&c, &format!("{CRDS}/ranges.example.com")).await.0, 404);
+}
+
+/// As `TestValidationExpressions`' transition cases: a rule using `oldSelf` runs on updates
+/// only (on create too with `optionalOldSelf`, `oldSelf` then empty), and a
+/// `messageExpression` words the failure.
+#[tokio::test]
+async fn transition_rules_compare_with_the_old_object_and_message_expressions_word_failures() {
+    let s = start().await;
+    let c = client(&s);
+    let spec = json!({"type": "object",
+        "x-kubernetes-validations": [
+            {"rule": "self.size >= oldSelf.size", "message": "size may not shrink"},
+            {"rule": "oldSelf.hasValue() || self.size == 1", "optionalOldSelf": true,
+                "message": "must start at 1"},
+            {"rule": "self.size <= 10", "messageExpression": "'size ' + string(self.size) + ' is over 10'"}],
+        "properties": {"size": {"type": "integer"}}});
+    create_established(&c, &range_crd(spec, json!([]))).await;
+
+    let (code, status) = post(&c, RANGES, &range("r-two", json!({"size": 2}))).await;
+    assert_eq!(code, 422, "{status}");
+    let expected = [(
+        "spec",
+        "FieldValueInvalid",
+        "Invalid value: \"object\": must start at 1",
+    )];
+    assert_causes(&status, &expected);
+
+    let (code, mut created) = post(&c, RANGES, &range("r-one", json!({"size": 1}))).await;
+    assert_eq!(code, 201, "{created}");
+    created["spec"]["size"] = json!(5);
+    let (code, grown) = put(&c, &format!("{RANGES}/r-one"), &created).await;
+    assert_eq!(code, 200, "{grown}");
+
+    let mut shrunk = grown.clone();
+    shrunk["spec"]["size"] = json!(3);
+    let (code, status) = put(&c, &format!("{RANGES}/r-one"), &shrunk).await;
+    assert_eq!(code, 422, "{status}");
+    let expected = [(
+        "spec",
+        "FieldValueInvalid",
+        "Invalid value: \"object\": size may not shrink",
+    )];
+    assert_causes(&status, &expected);
+
+    let mut over = grown;
+    over["spec"]["size"] = json!(12);
+    let (code, status) = put(&c, &format!("{RANGES}/r-one"), &over).await;
+    assert_eq!(code, 422, "{status}");
+    let expected = [(
+        "spec",
+        "FieldValueInvalid",
+        "Invalid value: \"object\": size 12 is over 10",
+    )];
+    assert_causes(&status, &expected);
 }
