@@ -7,8 +7,9 @@
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 
-use cel::objects::OptionalValue;
-use cel::{Context, Program, Value as Cel};
+use cel::extractors::This;
+use cel::objects::{OptionalValue, ResolveResult};
+use cel::{Context, Env, ExecutionError, Program, Value as Cel};
 use parking_lot::RwLock;
 use serde_json::{Map, Value};
 
@@ -20,13 +21,58 @@ static PROGRAMS: LazyLock<RwLock<HashMap<String, Compiled>>> =
     LazyLock::new(|| RwLock::new(HashMap::new()));
 const PROGRAM_CACHE: usize = 4096;
 
+/// The environment rules compile and run in: CEL's standard library and, as Kubernetes' base
+/// environment, cel-go's strings extension (`charAt`, `indexOf`, `lowerAscii`, `split`, `join`,
+/// ...) — cel-rust's `extensions::strings`.
+static ENV: LazyLock<Option<Arc<Env>>> = LazyLock::new(|| {
+    let mut env = Env::stdlib();
+    match env.add_extension(cel::extensions::strings) {
+        Ok(()) => Some(Arc::new(env)),
+        Err(error) => {
+            tracing::error!(%error, "the CEL strings extension could not be added");
+            None
+        }
+    }
+});
+
+/// A context of the rules' environment, with the part of Kubernetes' lists library that
+/// cel-rust names nowhere else: `isSorted()` and `sum()`.
+fn context() -> Option<Context<'static, 'static>> {
+    let mut context = Context::with_env(Arc::clone(ENV.as_ref()?));
+    let registered = context
+        .add_function(
+            "isSorted",
+            |This(list): This<Cel>| -> Result<bool, ExecutionError> {
+                let Cel::List(items) = list else {
+                    return Err(ExecutionError::function_error("isSorted", "not a list"));
+                };
+                Ok(items.windows(2).all(|w| w[0] <= w[1]))
+            },
+        )
+        .and_then(|()| {
+            context.add_function("sum", |This(list): This<Cel>| -> ResolveResult {
+                let Cel::List(items) = list else {
+                    return Err(ExecutionError::function_error("sum", "not a list"));
+                };
+                let mut items = items.iter().cloned();
+                let first = items.next().unwrap_or(Cel::Int(0));
+                items.try_fold(first, |total, item| total + item)
+            })
+        });
+    if let Err(error) = registered {
+        tracing::error!(%error, "the Kubernetes lists functions could not be added");
+    }
+    Some(context)
+}
+
 fn compiled(rule: &str) -> Compiled {
     if let Some(found) = PROGRAMS.read().get(rule) {
         return found.clone();
     }
-    let made = Program::compile(rule)
-        .map(Arc::new)
-        .map_err(|e| e.to_string());
+    let made = match ENV.as_ref() {
+        Some(env) => env.compile(rule).map(Arc::new).map_err(|e| e.to_string()),
+        None => Err("the CEL environment could not be built".to_owned()),
+    };
     let mut cache = PROGRAMS.write();
     if cache.len() >= PROGRAM_CACHE {
         cache.clear();
@@ -205,7 +251,9 @@ pub(crate) fn check_node(
         let Ok(program) = compiled(source) else {
             continue;
         };
-        let mut context = Context::default();
+        let Some(mut context) = context() else {
+            return;
+        };
         context.add_variable_from_value("self", bound.clone());
         if program.references().has_variable("oldSelf") {
             let optional = rule
@@ -479,5 +527,19 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    #[test]
+    fn the_strings_extension_and_list_functions_are_in_the_environment() {
+        let schema = json!({"type": "string", "x-kubernetes-validations": [
+            {"rule": "self.lowerAscii() == self && self.split('-').size() == 2 && self.charAt(0) == 'a'"},
+            {"rule": "['x', 'y'].join('-') == 'x-y' && self.indexOf('-') == 1"},
+            {"rule": "[1, 2, 2].isSorted() && ![2, 1].isSorted() && [1, 2, 3].sum() == 6"}]});
+        let mut good = Vec::new();
+        check_node(&schema, &json!("a-b"), None, "s", &mut good);
+        assert!(good.is_empty(), "{good:?}");
+        let mut bad = Vec::new();
+        check_node(&schema, &json!("A-b"), None, "s", &mut bad);
+        assert_eq!(bad.len(), 1, "{bad:?}");
     }
 }
