@@ -20,6 +20,7 @@ use serde_json::Value;
 use crate::object::Object;
 use crate::resource::ResourceDef;
 
+mod cel_env;
 mod columns;
 mod deprecation;
 mod formats;
