@@ -161,3 +161,28 @@ async fn transition_rules_compare_with_the_old_object_and_message_expressions_wo
     )];
     assert_causes(&status, &expected);
 }
+
+/// kubectl as a user meets the rules: apply a CRD with a rule, apply an object that breaks
+/// it, read the 422 as kubectl prints it.
+#[test]
+fn kubectl_applies_a_crd_with_rules_and_reports_a_broken_rule() {
+    let Some((kc, server, dir)) = crate::kubectl::session("crd-rules") else {
+        return;
+    };
+    crate::kubectl::apply_crd(&kc, &server, &dir, &range_crd(spec_schema(), json!([])));
+    let file = dir.join("bad.json");
+    let bad = range("bad", json!({"min": 3, "max": 1}));
+    std::fs::write(&file, bad.to_string()).unwrap();
+    let args = ["apply", "-f", file.to_str().unwrap()];
+    let err = crate::kubectl::kubectl_failure(&kc, &server, &args);
+    assert!(
+        err.contains(
+            "The Range \"bad\" is invalid: spec: Invalid value: \"object\": min must not exceed max"
+        ),
+        "{err}"
+    );
+    let good = range("good", json!({"min": 1, "max": 3}));
+    std::fs::write(&file, good.to_string()).unwrap();
+    let out = crate::kubectl::kubectl(&kc, &server, &args);
+    assert!(out.contains("range.example.com/good created"), "{out}");
+}
