@@ -225,12 +225,13 @@ impl ApiError {
 
 /// The reason of a field error from its message.
 fn cause_reason(message: &str) -> &'static str {
-    const REASONS: [(&str, &str); 6] = [
+    const REASONS: [(&str, &str); 7] = [
         ("Forbidden", "FieldValueForbidden"),
         ("Unsupported value", "FieldValueNotSupported"),
         ("Required value", "FieldValueRequired"),
         ("Duplicate value", "FieldValueDuplicate"),
         ("Too long", "FieldValueTooLong"),
+        ("Too many", "FieldValueTooMany"),
         ("Not found", "FieldValueNotFound"),
     ];
     REASONS

@@ -179,7 +179,8 @@ impl ResourceDef {
 /// deployments, replicasets, statefulsets, daemonsets, horizontalpodautoscalers (autoscaling/v2 and v1),
 /// jobs, cronjobs, leases, endpointslices, networkpolicies, ingresses, poddisruptionbudgets,
 /// priorityclasses, storageclasses, roles, rolebindings, clusterroles and clusterrolebindings, and
-/// those [`cluster_resources`] adds.
+/// the cluster-level kinds of limitranges, podtemplates, controllerrevisions, ingressclasses,
+/// certificatesigningrequests, runtimeclasses, flowcontrol, CSI and volume attachments.
 pub fn builtin_resources() -> Vec<ResourceDef> {
     let b = ResourceDef::builtin;
     let mut pods = b("", "v1", "Pod", "pods", true)

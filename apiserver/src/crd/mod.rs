@@ -3,7 +3,8 @@
 //! (`naming.rs`, as the naming and establishing controllers), its validation
 //! (`validation.rs`, as `pkg/apis/apiextensions/validation`), and the checks, pruning and
 //! defaults of custom objects against a version's `openAPIV3Schema` (`schema.rs`, as
-//! `pkg/apiserver/schema/{pruning,defaulting}` and the OpenAPI schema validator).
+//! `pkg/apiserver/schema/{pruning,defaulting}` and the OpenAPI schema validator; `formats.rs`
+//! its `pattern` and `format` checks, `lists.rs` the list-type set/map invariants, `rules.rs` the CEL `x-kubernetes-validations`).
 //!
 //! The controller that serves what a CRD declares is `controllers/crd.rs`; the write rules of
 //! CRDs and custom objects are `registry/custom.rs`.
@@ -19,16 +20,22 @@ use serde_json::Value;
 use crate::object::Object;
 use crate::resource::ResourceDef;
 
+mod cel_env;
 mod columns;
 mod deprecation;
+mod formats;
+mod lists;
 mod naming;
+mod rules;
 mod schema;
 #[cfg(test)]
 mod tests;
 mod validation;
 
 pub(crate) use naming::{decide_names, names_settled};
-pub(crate) use schema::{check_object, prune_and_default, pruned_paths};
+#[cfg(test)]
+pub(crate) use schema::check_object;
+pub(crate) use schema::{check_custom, prune_and_default, pruned_paths};
 pub(crate) use validation::{validate, validate_update};
 
 /// The group of CustomResourceDefinitions.

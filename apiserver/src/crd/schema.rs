@@ -8,6 +8,8 @@ use serde_json::{Map, Value};
 
 use crate::validation::Cause;
 
+use super::{formats, rules};
+
 /// The fields every object keeps at its root, whatever its schema says.
 const ROOT_FIELDS: [&str; 3] = ["apiVersion", "kind", "metadata"];
 
@@ -125,7 +127,20 @@ fn collect_items(schema: &Value, items: &[Value], path: &str, out: &mut Vec<Stri
 }
 
 /// The causes of `obj` (a whole object) not matching `schema`.
+#[cfg(test)]
 pub(crate) fn check_object(schema: &Value, obj: &Map<String, Value>) -> Vec<Cause> {
+    check_custom(schema, obj, || Value::Object(obj.clone()), || None)
+}
+
+/// The causes of a custom object whose fields below the root are `obj` not matching `schema`;
+/// `whole` makes the whole object (with `apiVersion`, `kind`, `metadata`) and `old_whole` the
+/// whole old object of an update, when rules need them.
+pub(crate) fn check_custom(
+    schema: &Value,
+    obj: &Map<String, Value>,
+    whole: impl FnOnce() -> Value,
+    old_whole: impl FnOnce() -> Option<Value>,
+) -> Vec<Cause> {
     let mut causes = Vec::new();
     let mut trimmed = obj.clone();
     trimmed.retain(|k, _| !ROOT_FIELDS.contains(&k.as_str()));
@@ -133,11 +148,41 @@ pub(crate) fn check_object(schema: &Value, obj: &Map<String, Value>) -> Vec<Caus
     if let Some(props) = root.get_mut("properties").and_then(Value::as_object_mut) {
         props.retain(|k, _| !ROOT_FIELDS.contains(&k.as_str()));
     }
-    check(&root, &Value::Object(trimmed), "", &mut causes);
+    check(&root, &Value::Object(trimmed.clone()), "", &mut causes);
+    super::lists::check(&root, &trimmed, "", &mut causes);
+    if rules::has_rules(&root) {
+        if rules::blocked(&causes) {
+            causes.push(rules::skipped());
+        } else {
+            // The root's rules see apiVersion, kind and the name; the rest only their node.
+            let old = old_whole();
+            let old_root = old
+                .as_ref()
+                .and_then(Value::as_object)
+                .map(rules::root_self);
+            if root.get("x-kubernetes-validations").is_some() {
+                let whole = whole();
+                let root_self = whole.as_object().map(rules::root_self).unwrap_or_default();
+                rules::check_node(&root, &root_self, old_root.as_ref(), "", &mut causes);
+            }
+            let mut below = root.clone();
+            if let Some(map) = below.as_object_mut() {
+                map.remove("x-kubernetes-validations");
+            }
+            let old_below = old_root.map(|mut o| {
+                if let Some(map) = o.as_object_mut() {
+                    map.retain(|k, _| !ROOT_FIELDS.contains(&k.as_str()));
+                }
+                o
+            });
+            let new_below = Value::Object(trimmed);
+            rules::walk(&below, &new_below, old_below.as_ref(), "", &mut causes);
+        }
+    }
     causes
 }
 
-fn join(path: &str, field: &str) -> String {
+pub(super) fn join(path: &str, field: &str) -> String {
     if path.is_empty() {
         field.to_owned()
     } else {
@@ -214,6 +259,9 @@ fn check(schema: &Value, value: &Value, path: &str, causes: &mut Vec<Cause>) {
         ));
     }
     bounds(schema, value, path, causes);
+    if let Value::String(text) = value {
+        strings(schema, text, path, causes);
+    }
     match value {
         Value::Object(map) => {
             for name in schema
@@ -243,6 +291,27 @@ fn check(schema: &Value, value: &Value, path: &str, causes: &mut Vec<Cause>) {
             }
         }
         _ => {}
+    }
+}
+
+/// `pattern` and `format`, with kube-openapi's messages.
+fn strings(schema: &Value, text: &str, path: &str, causes: &mut Vec<Cause>) {
+    let shown = Value::from(text).to_string();
+    if let Some(pattern) = schema.get("pattern").and_then(Value::as_str)
+        && formats::matches(pattern, text) == Some(false)
+    {
+        causes.push((
+            path.to_owned(),
+            format!("Invalid value: {shown}: {path} in body should match '{pattern}'"),
+        ));
+    }
+    if let Some(format) = schema.get("format").and_then(Value::as_str)
+        && formats::valid(format, text) == Some(false)
+    {
+        causes.push((
+            path.to_owned(),
+            format!("Invalid value: {shown}: {path} in body must be of type {format}: {shown}"),
+        ));
     }
 }
 

@@ -1,7 +1,7 @@
 //! Validation of CustomResourceDefinitions, as `ValidateCustomResourceDefinition` in
 //! `k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation`: the name, group, names,
-//! scope, versions (exactly one storage version) and the basics of a structural schema, with
-//! Kubernetes' field paths.
+//! scope, versions (exactly one storage version) and the basics of a structural schema (types,
+//! `uniqueItems` refused, `pattern`s that compile), with Kubernetes' field paths.
 
 use std::collections::HashSet;
 
@@ -214,6 +214,22 @@ fn structural(schema: &Value, path: &str, root: bool, causes: &mut Vec<Cause>) {
         causes.push(required(
             &format!("{path}.type"),
             "must not be empty for specified object fields",
+        ));
+    }
+    super::rules::check_crd_node(schema, path, causes);
+    if flag("uniqueItems") {
+        causes.push((
+            format!("{path}.uniqueItems"),
+            "Forbidden: uniqueItems cannot be set to true since the runtime complexity becomes quadratic".to_owned(),
+        ));
+    }
+    if let Some(pattern) = schema.get("pattern").and_then(Value::as_str)
+        && let Some(error) = super::formats::pattern_error(pattern)
+    {
+        causes.push(invalid(
+            &format!("{path}.pattern"),
+            pattern,
+            &format!("must be a valid regular expression, but isn't: {error}"),
         ));
     }
     if let Some(props) = schema.get("properties").and_then(Value::as_object) {

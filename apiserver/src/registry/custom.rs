@@ -106,10 +106,18 @@ fn prune_and_default(def: &ResourceDef, obj: &mut Object) {
     }
 }
 
-fn check(def: &ResourceDef, obj: &Object) -> Vec<Cause> {
+/// The schema's causes for `obj` (`old` on an update: what transition rules compare with).
+fn check(def: &ResourceDef, obj: &Object, old: Option<&Object>) -> Vec<Cause> {
     def.schema
         .as_deref()
-        .map(|schema| crd::check_object(schema, &obj.data()))
+        .map(|schema| {
+            crd::check_custom(
+                schema,
+                &obj.data(),
+                || obj.to_value(),
+                || old.map(Object::to_value),
+            )
+        })
         .unwrap_or_default()
 }
 
@@ -132,11 +140,11 @@ impl Strategy for CustomStrategy {
     }
 
     fn validate(&self, def: &ResourceDef, obj: &Object) -> Vec<Cause> {
-        check(def, obj)
+        check(def, obj, None)
     }
 
-    fn validate_update(&self, def: &ResourceDef, new: &Object, _old: &Object) -> Vec<Cause> {
-        check(def, new)
+    fn validate_update(&self, def: &ResourceDef, new: &Object, old: &Object) -> Vec<Cause> {
+        check(def, new, Some(old))
     }
 
     /// As every custom resource (and CRD) strategy: an update must name the resource version.

@@ -13,6 +13,8 @@ mod collector;
 mod core_events;
 mod crd_names;
 mod crd_objects;
+mod crd_rules;
+mod crd_schema_checks;
 mod crd_versions;
 mod crds;
 mod crds_kube;
