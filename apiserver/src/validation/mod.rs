@@ -12,6 +12,7 @@ use serde_json::Value;
 use crate::error::ApiError;
 use crate::resource::ResourceDef;
 
+mod admission;
 mod affinity;
 mod autoscaling;
 mod certificates;
@@ -42,6 +43,10 @@ mod update;
 mod volume;
 mod workloads;
 
+pub(crate) use admission::{
+    admission_policy, admission_policy_binding, mutating_webhooks, mutating_webhooks_update,
+    validating_webhooks, validating_webhooks_update,
+};
 pub(crate) use autoscaling::hpa;
 pub(crate) use certificates::{CsrWrite, csr, csr_update};
 pub(crate) use cluster::{

@@ -58,4 +58,5 @@ mod tokens;
 mod update_rules;
 mod validation;
 mod watches;
+mod webhooks;
 mod writes;
