@@ -69,7 +69,7 @@ pub(crate) use storage::{
 pub(crate) use unknown::{FieldValidation, strict_decoding_error, strict_errors, unknown_fields};
 pub(crate) use update::{immutable_data, meta_update};
 pub(crate) use volume::SOURCES as VOLUME_SOURCES;
-pub(crate) use workloads::{cron_job, job, job_update, selector_update, workload};
+pub(crate) use workloads::{cron_job, job, job_update, selector_update, selects, workload};
 
 /// A field error: the field path and the message (`Invalid value: "x": ...`).
 pub(crate) type Cause = (String, String);
