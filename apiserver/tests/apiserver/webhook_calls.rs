@@ -99,12 +99,22 @@ async fn webhook_server(answer: Answer) -> WebhookServer {
 }
 
 fn configuration(name: &str, url: &str, ca_bundle: &str, failure_policy: &str) -> Value {
+    configuration_for(name, url, ca_bundle, failure_policy, "CREATE")
+}
+
+fn configuration_for(
+    name: &str,
+    url: &str,
+    ca_bundle: &str,
+    failure_policy: &str,
+    operation: &str,
+) -> Value {
     json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
            "metadata": {"name": name},
            "webhooks": [{"name": format!("{name}.example.com"), "sideEffects": "None",
                          "admissionReviewVersions": ["v1"], "failurePolicy": failure_policy,
                          "clientConfig": {"url": url, "caBundle": ca_bundle},
-                         "rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"],
+                         "rules": [{"operations": [operation], "apiGroups": [""], "apiVersions": ["v1"],
                                     "resources": ["configmaps"]}]}]})
 }
 
@@ -274,4 +284,49 @@ async fn webhook_built_with_kube_admission_types() {
     );
     let (code, _) = post(&c, cms, &configmap("allowed", "x")).await;
     assert_eq!(code, 201);
+}
+
+/// Deletes are admitted too: the review holds the stored object as `oldObject` and no
+/// `object`; a denial keeps the object.
+#[tokio::test]
+async fn validating_webhook_admits_deletes() {
+    fn keep(review: &Value) -> Value {
+        let request = &review["request"];
+        if request["oldObject"]["metadata"]["name"] == "keep" && request["object"].is_null() {
+            json!({"allowed": false, "status": {"code": 403, "reason": "Forbidden", "message": "kept"}})
+        } else {
+            json!({"allowed": true})
+        }
+    }
+    let hook = webhook_server(keep).await;
+    let s = start().await;
+    let c = client(&s);
+    let url = format!("https://{}/validate", hook.addr);
+    let config = configuration_for("keep", &url, &hook.ca_bundle, "Fail", "DELETE");
+    let (code, _) = post(&c, CONFIGS, &config).await;
+    assert_eq!(code, 201);
+    let cms = "/api/v1/namespaces/default/configmaps";
+    for name in ["keep", "drop"] {
+        let (code, _) = post(&c, cms, &configmap(name, "x")).await;
+        assert_eq!(code, 201);
+    }
+    // Creates do not match the rule.
+    assert!(hook.received.lock().unwrap().is_empty());
+    let (code, status) = request(&c, "DELETE", &format!("{cms}/keep"), None).await;
+    assert_eq!(code, 403, "{status}");
+    assert_eq!(
+        status["message"],
+        "admission webhook \"keep.example.com\" denied the request: kept"
+    );
+    let (code, _) = get(&c, &format!("{cms}/keep")).await;
+    assert_eq!(code, 200);
+    let (code, _) = request(&c, "DELETE", &format!("{cms}/drop"), None).await;
+    assert_eq!(code, 200);
+    let received = hook.received.lock().unwrap().clone();
+    assert_eq!(received.len(), 2);
+    assert_eq!(received[1]["request"]["operation"], "DELETE");
+    assert_eq!(
+        received[1]["request"]["oldObject"]["metadata"]["name"],
+        "drop"
+    );
 }
