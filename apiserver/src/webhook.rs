@@ -103,6 +103,11 @@ pub(crate) async fn validate(
     Ok(warnings)
 }
 
+/// Whether any ValidatingWebhookConfiguration is stored (one watch cache lookup).
+pub(crate) fn configured(shared: &Shared) -> bool {
+    !configurations(shared).is_empty()
+}
+
 /// The stored ValidatingWebhookConfigurations, sorted by name.
 fn configurations(shared: &Shared) -> Vec<Arc<Object>> {
     let served = shared.served();

@@ -10,6 +10,7 @@ use base64::Engine as _;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
+use kcache_apiserver::TestServer;
 use kube::core::DynamicObject;
 use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview};
 use serde_json::{Value, json};
@@ -118,6 +119,23 @@ fn configuration_for(
                                     "resources": ["configmaps"]}]}]})
 }
 
+/// A webhook server answering with `answer`, a server with a `Fail` configuration `name` of
+/// it for `operation` on configmaps, and a client of the server.
+async fn registered(
+    answer: Answer,
+    name: &str,
+    operation: &str,
+) -> (WebhookServer, TestServer, kube_client::Client) {
+    let hook = webhook_server(answer).await;
+    let s = start().await;
+    let c = client(&s);
+    let url = format!("https://{}/validate", hook.addr);
+    let config = configuration_for(name, &url, &hook.ca_bundle, "Fail", operation);
+    let (code, created) = post(&c, CONFIGS, &config).await;
+    assert_eq!(code, 201, "{created}");
+    (hook, s, c)
+}
+
 fn deny_bad(review: &Value) -> Value {
     let data = &review["request"]["object"]["data"];
     if data["k"] == "bad" {
@@ -132,17 +150,7 @@ fn deny_bad(review: &Value) -> Value {
 /// dryRun and the kind and resource.
 #[tokio::test]
 async fn validating_webhook_denies_and_warns() {
-    let hook = webhook_server(deny_bad).await;
-    let s = start().await;
-    let c = client(&s);
-    let url = format!("https://{}/validate", hook.addr);
-    let (code, created) = post(
-        &c,
-        CONFIGS,
-        &configuration("deny", &url, &hook.ca_bundle, "Fail"),
-    )
-    .await;
-    assert_eq!(code, 201, "{created}");
+    let (hook, _s, c) = registered(deny_bad, "deny", "CREATE").await;
     let cms = "/api/v1/namespaces/default/configmaps";
     let (code, status) = post(
         &c,
@@ -259,17 +267,7 @@ async fn webhook_built_with_kube_admission_types() {
         };
         serde_json::to_value(response.into_review()).unwrap()["response"].clone()
     }
-    let hook = webhook_server(answer).await;
-    let s = start().await;
-    let c = client(&s);
-    let url = format!("https://{}/validate", hook.addr);
-    let (code, _) = post(
-        &c,
-        CONFIGS,
-        &configuration("kube", &url, &hook.ca_bundle, "Fail"),
-    )
-    .await;
-    assert_eq!(code, 201);
+    let (_hook, _s, c) = registered(answer, "kube", "CREATE").await;
     let cms = "/api/v1/namespaces/default/configmaps";
     let (code, status) = post(&c, cms, &configmap("forbidden-one", "x")).await;
     // `deny` sends no code: a code under 400 is raised to 400, as `ToStatusErr`.
@@ -298,13 +296,7 @@ async fn validating_webhook_admits_deletes() {
             json!({"allowed": true})
         }
     }
-    let hook = webhook_server(keep).await;
-    let s = start().await;
-    let c = client(&s);
-    let url = format!("https://{}/validate", hook.addr);
-    let config = configuration_for("keep", &url, &hook.ca_bundle, "Fail", "DELETE");
-    let (code, _) = post(&c, CONFIGS, &config).await;
-    assert_eq!(code, 201);
+    let (hook, _s, c) = registered(keep, "keep", "DELETE").await;
     let cms = "/api/v1/namespaces/default/configmaps";
     for name in ["keep", "drop"] {
         let (code, _) = post(&c, cms, &configmap(name, "x")).await;
@@ -329,4 +321,62 @@ async fn validating_webhook_admits_deletes() {
         received[1]["request"]["oldObject"]["metadata"]["name"],
         "drop"
     );
+}
+
+/// Updates and patches are admitted with the new object and the stored one as `oldObject`;
+/// a denied one leaves the stored object as it was.
+#[tokio::test]
+async fn validating_webhook_admits_updates_and_patches() {
+    fn no_bad_updates(review: &Value) -> Value {
+        let request = &review["request"];
+        if request["object"]["data"]["v"] == "bad" && request["oldObject"]["data"]["v"] == "ok" {
+            json!({"allowed": false, "status": {"code": 422, "reason": "Invalid", "message": "v may not become bad"}})
+        } else {
+            json!({"allowed": true, "warnings": ["update seen"]})
+        }
+    }
+    let (hook, _s, c) = registered(no_bad_updates, "upd", "UPDATE").await;
+    let cms = "/api/v1/namespaces/default/configmaps";
+    let (_, created) = post(&c, cms, &configmap("cm", "ok")).await;
+    let mut bad = created.clone();
+    bad["data"]["v"] = json!("bad");
+    let (code, status) = put(&c, &format!("{cms}/cm"), &bad).await;
+    assert_eq!(
+        (code, &status["reason"]),
+        (422, &json!("Invalid")),
+        "{status}"
+    );
+    assert_eq!(
+        status["message"],
+        "admission webhook \"upd.example.com\" denied the request: v may not become bad"
+    );
+    let (code, status) = patch(
+        &c,
+        &format!("{cms}/cm"),
+        "application/merge-patch+json",
+        &json!({"data": {"v": "bad"}}),
+    )
+    .await;
+    assert_eq!(code, 422, "{status}");
+    let (_, stored) = get(&c, &format!("{cms}/cm")).await;
+    assert_eq!(stored["data"]["v"], "ok");
+    let mut fine = stored.clone();
+    fine["data"]["v"] = json!("fine");
+    let body = fine.to_string().into_bytes();
+    let (code, _, warnings) = request_warned(
+        &c,
+        "PUT",
+        &format!("{cms}/cm"),
+        Some(("application/json", body)),
+    )
+    .await;
+    assert_eq!(
+        (code, warnings),
+        (200, vec!["299 - \"update seen\"".to_owned()])
+    );
+    let received = hook.received.lock().unwrap().clone();
+    let last = &received[received.len() - 1]["request"];
+    assert_eq!(last["operation"], "UPDATE");
+    assert_eq!(last["oldObject"]["data"]["v"], "ok");
+    assert_eq!(last["object"]["data"]["v"], "fine");
 }
