@@ -380,3 +380,39 @@ async fn validating_webhook_admits_updates_and_patches() {
     assert_eq!(last["oldObject"]["data"]["v"], "ok");
     assert_eq!(last["object"]["data"]["v"], "fine");
 }
+
+/// A dry run is sent with `dryRun: true` and nothing is stored; a webhook that does not answer
+/// within `timeoutSeconds` is a failed call (500, `context deadline exceeded`).
+#[tokio::test]
+async fn webhook_sees_dry_run_and_times_out() {
+    let (hook, _s, c) = registered(deny_bad, "dry", "CREATE").await;
+    let cms = "/api/v1/namespaces/default/configmaps";
+    let (code, _) = post(&c, &format!("{cms}?dryRun=All"), &configmap("d", "x")).await;
+    assert_eq!(code, 201);
+    assert_eq!(hook.received.lock().unwrap()[0]["request"]["dryRun"], true);
+    let (code, _) = get(&c, &format!("{cms}/d")).await;
+    assert_eq!(code, 404);
+    // A server that accepts connections and never answers.
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("https://{}/validate", silent.local_addr().unwrap());
+    let held = tokio::spawn(async move {
+        let mut open = Vec::new();
+        while let Ok((tcp, _)) = silent.accept().await {
+            open.push(tcp);
+        }
+    });
+    let mut config = configuration("silent", &url, &hook.ca_bundle, "Fail");
+    config["webhooks"][0]["timeoutSeconds"] = json!(1);
+    let (code, _) = post(&c, CONFIGS, &config).await;
+    assert_eq!(code, 201);
+    let (code, status) = post(&c, cms, &configmap("late", "x")).await;
+    assert_eq!(code, 500, "{status}");
+    let message = status["message"].as_str().unwrap();
+    assert!(
+        message.ends_with(&format!(
+            "Post \"{url}?timeout=1s\": context deadline exceeded"
+        )),
+        "{message}"
+    );
+    held.abort();
+}
