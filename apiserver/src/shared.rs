@@ -160,6 +160,8 @@ pub(crate) struct Shared {
     pub(crate) policy: Policy,
     /// Whether the garbage collector runs (and deletes add its finalizers).
     pub(crate) garbage_collection: bool,
+    /// Where the webhooks' services listen ([`crate::ApiServerBuilder::webhook_service`]).
+    pub(crate) webhook_services: Vec<crate::webhook::ServiceAddress>,
     /// The in-server controllers' progress.
     pub(crate) controllers: crate::controllers::progress::Progress,
     /// Bumped at every change of the served set (see [`Shared::serve`]).

@@ -1,14 +1,16 @@
 //! The ValidatingAdmissionWebhook admission plugin (`k8s.io/apiserver/pkg/admission/plugin/
 //! webhook/{generic,validating,request}`): each webhook of the ValidatingWebhookConfigurations
 //! (sorted by configuration name, then in order) whose rules, namespace selector and object
-//! selector match a write is sent an AdmissionReview v1 over HTTPS (`clientConfig.url`, the
-//! server certificate checked against `caBundle`); a denial fails the write with the status
+//! selector match a write is sent an AdmissionReview v1 over HTTPS (`clientConfig.url`, or a
+//! `service` at the address the builder gave for it; the server certificate checked against
+//! `caBundle`); a denial fails the write with the status
 //! the webhook gave, a failed call fails it (500) under `failurePolicy: Fail` and is skipped
 //! under `Ignore`; the webhooks' warnings go to the client.
 //!
 //! A write that no configuration exists for costs one lookup in the configurations' watch
 //! cache.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -37,6 +39,14 @@ const EXEMPT: &[&str] = &[
     "MutatingAdmissionPolicy",
     "MutatingAdmissionPolicyBinding",
 ];
+
+/// Where a webhook service listens (`ApiServerBuilder::webhook_service`).
+#[derive(Debug, Clone)]
+pub(crate) struct ServiceAddress {
+    pub(crate) namespace: String,
+    pub(crate) name: String,
+    pub(crate) address: SocketAddr,
+}
 
 /// What the plugin is told of a write (Kubernetes' `admission.Attributes`).
 pub(crate) struct Attributes<'a> {
@@ -80,7 +90,7 @@ pub(crate) async fn validate(
                 continue;
             }
             let name = hook["name"].as_str().unwrap_or("");
-            match call(hook, attrs).await {
+            match call(&shared.webhook_services, hook, attrs).await {
                 Ok(answer) => {
                     warnings.extend(strings(&answer["warnings"]));
                     if answer["allowed"] != json!(true) {
@@ -239,24 +249,24 @@ fn review(uid: &str, attrs: &Attributes<'_>) -> Value {
 }
 
 /// Sends the review to the webhook's URL and checks the answer; its `response`.
-async fn call(hook: &Value, attrs: &Attributes<'_>) -> Result<Value, CallError> {
+async fn call(
+    services: &[ServiceAddress],
+    hook: &Value,
+    attrs: &Attributes<'_>,
+) -> Result<Value, CallError> {
     let versions = strings(&hook["admissionReviewVersions"]);
     if !versions.iter().any(|v| v == "v1") {
         return Err(CallError::Transport(
             "could not create admission objects: webhook does not accept known AdmissionReview versions (v1)".into(),
         ));
     }
-    let Some(base) = hook["clientConfig"]["url"].as_str() else {
-        return Err(CallError::Transport(
-            "service references are not resolved by this server; give clientConfig.url".into(),
-        ));
-    };
+    let (base, connect_to) = target(services, &hook["clientConfig"])?;
     let timeout = hook["timeoutSeconds"].as_u64().unwrap_or(10);
     let url = format!("{base}?timeout={timeout}s");
     let uid = uuid::Uuid::new_v4().to_string();
     let body = review(&uid, attrs).to_string();
     let ca = hook["clientConfig"]["caBundle"].as_str().unwrap_or("");
-    let post = post(&url, ca, body);
+    let post = post(&url, connect_to, ca, body);
     let answer = tokio::time::timeout(Duration::from_secs(timeout), post)
         .await
         .map_err(|_| CallError::Timeout(url.clone()))??;
@@ -287,9 +297,42 @@ async fn call(hook: &Value, attrs: &Attributes<'_>) -> Result<Value, CallError> 
     Ok(response.clone())
 }
 
-/// POSTs `body` over HTTPS, trusting the PEM certificates of `ca_bundle` (base64); the body of
+/// The URL of a client configuration and, for a service, the address it listens on: a
+/// service is `https://<name>.<namespace>.svc:<port><path>`, as Kubernetes addresses it.
+fn target(
+    services: &[ServiceAddress],
+    config: &Value,
+) -> Result<(String, Option<SocketAddr>), CallError> {
+    if let Some(url) = config["url"].as_str() {
+        return Ok((url.to_owned(), None));
+    }
+    let service = &config["service"];
+    let (namespace, name) = (
+        service["namespace"].as_str().unwrap_or(""),
+        service["name"].as_str().unwrap_or(""),
+    );
+    let port = service["port"].as_u64().unwrap_or(443);
+    let path = service["path"].as_str().unwrap_or("");
+    let url = format!("https://{name}.{namespace}.svc:{port}{path}");
+    let found = services
+        .iter()
+        .find(|s| s.namespace == namespace && s.name == name)
+        .ok_or_else(|| {
+            CallError::Transport(format!(
+                "Post \"{url}\": service \"{namespace}/{name}\" has no address (ApiServerBuilder::webhook_service)"
+            ))
+        })?;
+    Ok((url, Some(found.address)))
+}
+
+/// POSTs `body` over HTTPS (to `connect_to` when given, else to the URL's host), trusting the PEM certificates of `ca_bundle` (base64); the body of
 /// a 2xx answer.
-async fn post(url: &str, ca_bundle: &str, body: String) -> Result<Bytes, CallError> {
+async fn post(
+    url: &str,
+    connect_to: Option<SocketAddr>,
+    ca_bundle: &str,
+    body: String,
+) -> Result<Bytes, CallError> {
     let transport =
         |e: &dyn std::fmt::Display| CallError::Transport(format!("Post \"{url}\": {e}"));
     let uri: http::Uri = url.parse().map_err(|e| transport(&e))?;
@@ -310,9 +353,11 @@ async fn post(url: &str, ca_bundle: &str, body: String) -> Result<Bytes, CallErr
         .with_root_certificates(roots)
         .with_no_client_auth();
     let server_name = pki_types::ServerName::try_from(host.clone()).map_err(|e| transport(&e))?;
-    let tcp = tokio::net::TcpStream::connect((host.as_str(), port))
-        .await
-        .map_err(|e| transport(&e))?;
+    let tcp = match connect_to {
+        Some(address) => tokio::net::TcpStream::connect(address).await,
+        None => tokio::net::TcpStream::connect((host.as_str(), port)).await,
+    }
+    .map_err(|e| transport(&e))?;
     let tls = tokio_rustls::TlsConnector::from(Arc::new(config))
         .connect(server_name, tcp)
         .await

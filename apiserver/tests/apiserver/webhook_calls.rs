@@ -30,8 +30,8 @@ struct WebhookServer {
     received: Arc<Mutex<Vec<Value>>>,
 }
 
-/// A CA, and a serving certificate for 127.0.0.1 it signs.
-fn certificates() -> (String, rustls::ServerConfig) {
+/// A CA, and a serving certificate for `names` it signs.
+fn certificates(names: &[&str]) -> (String, rustls::ServerConfig) {
     let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
     ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
     ca_params
@@ -40,7 +40,8 @@ fn certificates() -> (String, rustls::ServerConfig) {
     let ca_key = rcgen::KeyPair::generate().unwrap();
     let ca = ca_params.self_signed(&ca_key).unwrap();
     let issuer = rcgen::Issuer::new(ca_params, ca_key);
-    let leaf_params = rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned()]).unwrap();
+    let names: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
+    let leaf_params = rcgen::CertificateParams::new(names).unwrap();
     let leaf_key = rcgen::KeyPair::generate().unwrap();
     let leaf = leaf_params.signed_by(&leaf_key, &issuer).unwrap();
     let key = rustls::pki_types::PrivateKeyDer::Pkcs8(leaf_key.serialize_der().into());
@@ -55,9 +56,15 @@ fn certificates() -> (String, rustls::ServerConfig) {
     (bundle, config)
 }
 
-/// Serves `answer(review)` as the `response` of each AdmissionReview POSTed (uid copied).
+/// Serves `answer(review)` as the `response` of each AdmissionReview POSTed (uid copied),
+/// with a certificate for 127.0.0.1.
 async fn webhook_server(answer: Answer) -> WebhookServer {
-    let (ca_bundle, config) = certificates();
+    webhook_server_named(answer, &["127.0.0.1"]).await
+}
+
+/// [`webhook_server`] with a certificate for `names`.
+async fn webhook_server_named(answer: Answer, names: &[&str]) -> WebhookServer {
+    let (ca_bundle, config) = certificates(names);
     let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -415,4 +422,43 @@ async fn webhook_sees_dry_run_and_times_out() {
         "{message}"
     );
     held.abort();
+}
+
+/// A `service` reference reaches the address given by `ApiServerBuilder::webhook_service`,
+/// the certificate checked for `<name>.<namespace>.svc`; an unknown service fails the call.
+#[tokio::test]
+async fn webhook_service_resolves_to_the_address_the_builder_gives() {
+    let hook = webhook_server_named(deny_bad, &["hooks.webhooks.svc"]).await;
+    let builder = test_builder().webhook_service("webhooks", "hooks", hook.addr);
+    let s = TestServer::start_with(builder).await.unwrap();
+    let c = client(&s);
+    let mut config = configuration("svc", "", &hook.ca_bundle, "Fail");
+    config["webhooks"][0]["clientConfig"] = json!({"caBundle": hook.ca_bundle,
+        "service": {"namespace": "webhooks", "name": "hooks", "path": "/validate"}});
+    let (code, created) = post(&c, CONFIGS, &config).await;
+    assert_eq!(code, 201, "{created}");
+    let cms = "/api/v1/namespaces/default/configmaps";
+    let (code, status) = post(
+        &c,
+        cms,
+        &json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "bad"}, "data": {"k": "bad"}}),
+    )
+    .await;
+    assert_eq!(code, 403, "{status}");
+    assert_eq!(hook.received.lock().unwrap().len(), 1);
+    // A service the server was not told of.
+    config["metadata"]["name"] = json!("unknown");
+    config["webhooks"][0]["clientConfig"]["service"]["name"] = json!("other");
+    let (code, _) = post(&c, CONFIGS, &config).await;
+    assert_eq!(code, 201);
+    let (code, status) = post(&c, cms, &configmap("ok", "x")).await;
+    assert_eq!(code, 500, "{status}");
+    assert!(
+        status["message"]
+            .as_str()
+            .unwrap()
+            .contains("Post \"https://other.webhooks.svc:443/validate\": service \"webhooks/other\" has no address"),
+        "{status}"
+    );
 }
