@@ -143,6 +143,15 @@ async fn registered(
     (hook, s, c)
 }
 
+/// Creates the ConfigMap `deny_bad` denies; the 403 Status.
+async fn create_denied(c: &kube_client::Client) -> Value {
+    let bad = json!({"apiVersion": "v1", "kind": "ConfigMap",
+                     "metadata": {"name": "bad"}, "data": {"k": "bad"}});
+    let (code, status) = post(c, "/api/v1/namespaces/default/configmaps", &bad).await;
+    assert_eq!(code, 403, "{status}");
+    status
+}
+
 fn deny_bad(review: &Value) -> Value {
     let data = &review["request"]["object"]["data"];
     if data["k"] == "bad" {
@@ -159,14 +168,7 @@ fn deny_bad(review: &Value) -> Value {
 async fn validating_webhook_denies_and_warns() {
     let (hook, _s, c) = registered(deny_bad, "deny", "CREATE").await;
     let cms = "/api/v1/namespaces/default/configmaps";
-    let (code, status) = post(
-        &c,
-        cms,
-        &json!({"apiVersion": "v1", "kind": "ConfigMap",
-        "metadata": {"name": "bad"}, "data": {"k": "bad"}}),
-    )
-    .await;
-    assert_eq!(code, 403, "{status}");
+    let status = create_denied(&c).await;
     assert_eq!(status["reason"], "Forbidden");
     assert_eq!(
         status["message"],
@@ -438,14 +440,8 @@ async fn webhook_service_resolves_to_the_address_the_builder_gives() {
     let (code, created) = post(&c, CONFIGS, &config).await;
     assert_eq!(code, 201, "{created}");
     let cms = "/api/v1/namespaces/default/configmaps";
-    let (code, status) = post(
-        &c,
-        cms,
-        &json!({"apiVersion": "v1", "kind": "ConfigMap",
-        "metadata": {"name": "bad"}, "data": {"k": "bad"}}),
-    )
-    .await;
-    assert_eq!(code, 403, "{status}");
+    let status = create_denied(&c).await;
+    assert_eq!(status["reason"], "Forbidden");
     assert_eq!(hook.received.lock().unwrap().len(), 1);
     // A service the server was not told of.
     config["metadata"]["name"] = json!("unknown");
