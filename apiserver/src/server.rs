@@ -48,7 +48,7 @@ pub struct ApiServerBuilder {
     storage: Option<Arc<dyn Storage>>,
     policy: Policy,
     no_garbage_collection: bool,
-    webhook_services: Vec<crate::webhook::ServiceAddress>,
+    webhook_services: Vec<crate::shared::ServiceAddress>,
 }
 
 impl ApiServerBuilder {
@@ -153,7 +153,7 @@ impl ApiServerBuilder {
     /// webhook's `caBundle`. A service not given here fails the webhook's calls.
     #[must_use]
     pub fn webhook_service(mut self, namespace: &str, name: &str, address: SocketAddr) -> Self {
-        self.webhook_services.push(crate::webhook::ServiceAddress {
+        self.webhook_services.push(crate::shared::ServiceAddress {
             namespace: namespace.to_owned(),
             name: name.to_owned(),
             address,

@@ -161,7 +161,7 @@ pub(crate) struct Shared {
     /// Whether the garbage collector runs (and deletes add its finalizers).
     pub(crate) garbage_collection: bool,
     /// Where the webhooks' services listen ([`crate::ApiServerBuilder::webhook_service`]).
-    pub(crate) webhook_services: Vec<crate::webhook::ServiceAddress>,
+    pub(crate) webhook_services: Vec<ServiceAddress>,
     /// The in-server controllers' progress.
     pub(crate) controllers: crate::controllers::progress::Progress,
     /// Bumped at every change of the served set (see [`Shared::serve`]).
@@ -176,6 +176,14 @@ pub(crate) struct Shared {
     /// True once the objects of a fresh control plane exist
     /// ([`ApiServer::ensure_cluster_objects`](crate::ApiServer::ensure_cluster_objects)).
     pub(crate) bootstrapped: std::sync::atomic::AtomicBool,
+}
+
+/// Where an admission webhook's service listens (`ApiServerBuilder::webhook_service`).
+#[derive(Debug, Clone)]
+pub(crate) struct ServiceAddress {
+    pub(crate) namespace: String,
+    pub(crate) name: String,
+    pub(crate) address: std::net::SocketAddr,
 }
 
 impl Shared {

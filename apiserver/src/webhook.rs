@@ -26,7 +26,7 @@ use crate::error::ApiError;
 use crate::filter::Filter;
 use crate::object::Object;
 use crate::resource::ResourceDef;
-use crate::shared::Shared;
+use crate::shared::{ServiceAddress, Shared};
 
 const GROUP: &str = "admissionregistration.k8s.io";
 
@@ -39,14 +39,6 @@ const EXEMPT: &[&str] = &[
     "MutatingAdmissionPolicy",
     "MutatingAdmissionPolicyBinding",
 ];
-
-/// Where a webhook service listens (`ApiServerBuilder::webhook_service`).
-#[derive(Debug, Clone)]
-pub(crate) struct ServiceAddress {
-    pub(crate) namespace: String,
-    pub(crate) name: String,
-    pub(crate) address: SocketAddr,
-}
 
 /// What the plugin is told of a write (Kubernetes' `admission.Attributes`).
 pub(crate) struct Attributes<'a> {
