@@ -21,6 +21,7 @@ const FILES: &[&str] = &[
     "api/certificates/v1/generated.proto",
     "api/flowcontrol/v1/generated.proto",
     "api/node/v1/generated.proto",
+    "api/admissionregistration/v1/generated.proto",
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

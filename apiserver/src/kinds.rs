@@ -2,8 +2,8 @@
 //! the OpenAPI documents describe.
 
 use k8s_openapi::api::{
-    apps, autoscaling, batch, certificates, coordination, core, discovery, events, flowcontrol,
-    networking, node, policy, rbac, scheduling, storage,
+    admissionregistration, apps, autoscaling, batch, certificates, coordination, core, discovery,
+    events, flowcontrol, networking, node, policy, rbac, scheduling, storage,
 };
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions;
 use k8s_openapi::schemars::{Schema, SchemaGenerator};
@@ -76,6 +76,10 @@ kinds![
     rbac::v1::RoleBinding,
     rbac::v1::ClusterRole,
     rbac::v1::ClusterRoleBinding,
+    admissionregistration::v1::MutatingWebhookConfiguration,
+    admissionregistration::v1::ValidatingWebhookConfiguration,
+    admissionregistration::v1::ValidatingAdmissionPolicy,
+    admissionregistration::v1::ValidatingAdmissionPolicyBinding,
     apiextensions::v1::CustomResourceDefinition,
 ];
 

@@ -95,6 +95,7 @@ mod test_etcd_cluster;
 mod testing;
 mod tokens;
 mod validation;
+mod webhook;
 
 pub use access::AccessRule;
 pub use cache::{CacheConfig, WatchCache};

@@ -342,6 +342,7 @@ pub fn builtin_resources() -> Vec<ResourceDef> {
         ),
     ];
     defs.extend(cluster_resources());
+    defs.extend(admission_resources());
     for def in &mut defs {
         def.fields = crate::fields::builtin_fields(&def.api.api_version, &def.api.kind)
             .iter()
@@ -415,6 +416,48 @@ fn cluster_resources() -> Vec<ResourceDef> {
             false,
         )
         .with_status(),
+    ]
+}
+
+/// The `admissionregistration.k8s.io/v1` resources: webhook configurations and
+/// ValidatingAdmissionPolicies with their bindings (all cluster-scoped, with generations).
+fn admission_resources() -> Vec<ResourceDef> {
+    let b = ResourceDef::builtin;
+    let group = "admissionregistration.k8s.io";
+    vec![
+        b(
+            group,
+            "v1",
+            "MutatingWebhookConfiguration",
+            "mutatingwebhookconfigurations",
+            false,
+        )
+        .with_generation(),
+        b(
+            group,
+            "v1",
+            "ValidatingWebhookConfiguration",
+            "validatingwebhookconfigurations",
+            false,
+        )
+        .with_generation(),
+        b(
+            group,
+            "v1",
+            "ValidatingAdmissionPolicy",
+            "validatingadmissionpolicies",
+            false,
+        )
+        .with_status()
+        .with_generation(),
+        b(
+            group,
+            "v1",
+            "ValidatingAdmissionPolicyBinding",
+            "validatingadmissionpolicybindings",
+            false,
+        )
+        .with_generation(),
     ]
 }
 

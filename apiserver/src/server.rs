@@ -1,6 +1,7 @@
 //! [`ApiServer`]: the resources, their caches, storage, faults and the HTTP router.
 
 use std::fmt;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -47,6 +48,7 @@ pub struct ApiServerBuilder {
     storage: Option<Arc<dyn Storage>>,
     policy: Policy,
     no_garbage_collection: bool,
+    webhook_services: Vec<crate::shared::ServiceAddress>,
 }
 
 impl ApiServerBuilder {
@@ -152,6 +154,20 @@ impl ApiServerBuilder {
         self
     }
 
+    /// Where the admission webhooks of `clientConfig.service` `namespace`/`name` listen: the
+    /// server connects to `address` for them (Kubernetes resolves the service through its
+    /// endpoints), with the TLS server name `<name>.<namespace>.svc` checked against the
+    /// webhook's `caBundle`. A service not given here fails the webhook's calls.
+    #[must_use]
+    pub fn webhook_service(mut self, namespace: &str, name: &str, address: SocketAddr) -> Self {
+        self.webhook_services.push(crate::shared::ServiceAddress {
+            namespace: namespace.to_owned(),
+            name: name.to_owned(),
+            address,
+        });
+        self
+    }
+
     /// Starts the caches (needs a tokio runtime) and returns the server.
     pub fn build(self) -> ApiServer {
         let storage = self.storage.unwrap_or_else(|| {
@@ -178,6 +194,7 @@ impl ApiServerBuilder {
                 .ok(),
             policy: self.policy,
             garbage_collection: !self.no_garbage_collection,
+            webhook_services: self.webhook_services,
             controllers: crate::controllers::progress::Progress::default(),
             bootstrapped: std::sync::atomic::AtomicBool::new(false),
         });

@@ -227,6 +227,8 @@ pub(crate) struct Shared {
     pub(crate) policy: Policy,
     /// Whether the garbage collector runs (and deletes add its finalizers).
     pub(crate) garbage_collection: bool,
+    /// Where the webhooks' services listen ([`crate::ApiServerBuilder::webhook_service`]).
+    pub(crate) webhook_services: Vec<ServiceAddress>,
     /// The in-server controllers' progress.
     pub(crate) controllers: crate::controllers::progress::Progress,
     /// Bumped at every change of the served set (see [`Shared::serve`]).
@@ -241,6 +243,14 @@ pub(crate) struct Shared {
     /// True once the objects of a fresh control plane exist
     /// ([`ApiServer::ensure_cluster_objects`](crate::ApiServer::ensure_cluster_objects)).
     pub(crate) bootstrapped: std::sync::atomic::AtomicBool,
+}
+
+/// Where an admission webhook's service listens (`ApiServerBuilder::webhook_service`).
+#[derive(Debug, Clone)]
+pub(crate) struct ServiceAddress {
+    pub(crate) namespace: String,
+    pub(crate) name: String,
+    pub(crate) address: std::net::SocketAddr,
 }
 
 impl Shared {

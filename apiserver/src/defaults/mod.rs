@@ -14,6 +14,7 @@
 //! - autoscaling.rs: HorizontalPodAutoscalers (v1 and v2);
 //! - storage.rs: StorageClasses, PersistentVolumes and PersistentVolumeClaims;
 //! - network.rs: NetworkPolicies and EndpointSlices;
+//! - admission.rs: webhook configurations, ValidatingAdmissionPolicies and their bindings;
 //! - cluster.rs: LimitRanges, CSIDrivers, FlowSchemas and PriorityLevelConfigurations
 //!   (PodTemplates take the pod template defaults).
 //!
@@ -21,6 +22,7 @@
 
 use serde_json::{Map, Value};
 
+mod admission;
 mod autoscaling;
 mod cluster;
 mod core;
@@ -31,6 +33,8 @@ mod storage;
 #[cfg(test)]
 mod tests;
 mod workloads;
+
+const ADMISSION: &str = "admissionregistration.k8s.io/v1";
 
 /// Fills in the defaults of a built-in object of `api_version` and `kind` (others: nothing).
 pub(crate) fn apply(api_version: &str, kind: &str, value: &mut Value) {
@@ -62,6 +66,12 @@ pub(crate) fn apply(api_version: &str, kind: &str, value: &mut Value) {
         ("flowcontrol.apiserver.k8s.io/v1", "FlowSchema") => cluster::flow_schema(obj),
         ("flowcontrol.apiserver.k8s.io/v1", "PriorityLevelConfiguration") => {
             cluster::priority_level(obj);
+        }
+        (ADMISSION, "MutatingWebhookConfiguration") => admission::webhooks(obj, true),
+        (ADMISSION, "ValidatingWebhookConfiguration") => admission::webhooks(obj, false),
+        (ADMISSION, "ValidatingAdmissionPolicy") => admission::admission_policy(obj),
+        (ADMISSION, "ValidatingAdmissionPolicyBinding") => {
+            admission::admission_policy_binding(obj);
         }
         _ => {}
     }

@@ -12,6 +12,8 @@
 //! - cluster.rs: limitranges, podtemplates, controllerrevisions, ingressclasses,
 //!   certificatesigningrequests, runtimeclasses, flowschemas, prioritylevelconfigurations,
 //!   csidrivers, csinodes, volumeattachments, csistoragecapacities;
+//! - admission.rs: mutating and validating webhook configurations, validatingadmissionpolicies
+//!   and their bindings;
 //! - cells.rs: what cells are made of (ages, counts, selectors, container lists).
 //!
 //! A resource without a printer of its own prints its `PrinterColumn`s (a custom resource's
@@ -22,6 +24,7 @@ use serde_json::{Map, Value, json};
 use crate::object::Object;
 use crate::resource::ResourceDef;
 
+mod admission;
 mod cells;
 mod cluster;
 mod core;
@@ -84,6 +87,7 @@ fn builtin(def: &ResourceDef) -> Option<(&'static [Column], Cells)> {
         .or_else(|| network::printer(group, kind))
         .or_else(|| scaling::printer(group, kind))
         .or_else(|| cluster::printer(group, kind))
+        .or_else(|| admission::printer(group, kind))
 }
 
 fn column_json(name: &str, type_: &str, format: &str, priority: i32, description: &str) -> Value {

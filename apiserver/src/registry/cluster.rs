@@ -1,10 +1,12 @@
 //! The strategies of the cluster-level kinds (`pkg/registry/<group>/<kind>/strategy.go`):
 //! LimitRanges, ControllerRevisions, IngressClasses, RuntimeClasses, FlowSchemas,
 //! PriorityLevelConfigurations, CSIDrivers, CSINodes, VolumeAttachments and
-//! CertificateSigningRequests (with their `status` and `approval` subresources).
+//! CertificateSigningRequests (with their `status` and `approval` subresources), the
+//! `admissionregistration.k8s.io` webhook configurations, ValidatingAdmissionPolicies and
+//! their bindings.
 //! PodTemplates and CSIStorageCapacities keep the generic strategy.
 
-use k8s_openapi::api::{flowcontrol, storage};
+use k8s_openapi::api::{admissionregistration, flowcontrol, storage};
 use serde_json::{Map, Value, json};
 
 use super::builtin::{Rules, empty};
@@ -49,6 +51,23 @@ static PRIORITY_LEVEL: Rules = Rules {
     validate: validation::priority_level,
     validate_update: |n, _| validation::priority_level(n),
 };
+static MUTATING_WEBHOOKS: Rules = rules(
+    validation::mutating_webhooks,
+    validation::mutating_webhooks_update,
+);
+static VALIDATING_WEBHOOKS: Rules = rules(
+    validation::validating_webhooks,
+    validation::validating_webhooks_update,
+);
+/// A new policy has the empty status (`validatingAdmissionPolicyStrategy.PrepareForCreate`).
+static ADMISSION_POLICY: Rules = Rules {
+    initial_status: Some(empty::<admissionregistration::v1::ValidatingAdmissionPolicyStatus>),
+    validate: validation::admission_policy,
+    validate_update: |n, _| validation::admission_policy(n),
+};
+static ADMISSION_POLICY_BINDING: Rules = rules(validation::admission_policy_binding, |n, _| {
+    validation::admission_policy_binding(n)
+});
 /// CertificateSigningRequests: a new request has no status; an update of the main resource
 /// changes only metadata, one through `status` only the status, one through `approval` only
 /// the conditions; condition timestamps are filled in (`populateConditionTimestamps`).
@@ -168,6 +187,8 @@ fn stamp_conditions(data: &mut Data, old: &Data) {
     }
 }
 
+const ADMISSION: &str = "admissionregistration.k8s.io";
+
 /// The strategy of a cluster-level kind of `group`, if `kind` is one.
 pub(super) fn strategy_for(group: &str, kind: &str) -> Option<&'static dyn Strategy> {
     Some(match (group, kind) {
@@ -181,6 +202,10 @@ pub(super) fn strategy_for(group: &str, kind: &str) -> Option<&'static dyn Strat
         ("flowcontrol.apiserver.k8s.io", "FlowSchema") => &FLOW_SCHEMA,
         ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration") => &PRIORITY_LEVEL,
         ("certificates.k8s.io", "CertificateSigningRequest") => &CsrStrategy,
+        (ADMISSION, "MutatingWebhookConfiguration") => &MUTATING_WEBHOOKS,
+        (ADMISSION, "ValidatingWebhookConfiguration") => &VALIDATING_WEBHOOKS,
+        (ADMISSION, "ValidatingAdmissionPolicy") => &ADMISSION_POLICY,
+        (ADMISSION, "ValidatingAdmissionPolicyBinding") => &ADMISSION_POLICY_BINDING,
         _ => return None,
     })
 }

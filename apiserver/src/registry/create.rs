@@ -196,6 +196,16 @@ pub(crate) async fn create(
         &name,
     )
     .await?;
+    let attributes = crate::webhook::Attributes {
+        def: target.def,
+        operation: "CREATE",
+        name: &name,
+        namespace: obj.meta().namespace.as_deref(),
+        object: Some(&obj),
+        old_object: None,
+        dry_run: target.dry_run,
+    };
+    let webhook_warnings = crate::webhook::validate(target.shared, &attributes).await?;
     crate::quota::admit_create(target.shared, target.def, &obj, &name, target.dry_run).await?;
     if target.def.api.group.is_empty() && target.def.api.kind == "Service" {
         let name = obj.meta().name.clone().unwrap_or_default();
@@ -209,7 +219,9 @@ pub(crate) async fn create(
     track_update(target.def, None, &mut obj, manager)?;
     let stored = store_new(target, obj).await?;
     sync_quota(target, &stored).await;
-    Ok(Written::new(target.def, stored, true, &[]).with_decode_warnings(decoded))
+    let mut written = Written::new(target.def, stored, true, &[]).with_decode_warnings(decoded);
+    written.warnings.extend(webhook_warnings);
+    Ok(written)
 }
 
 /// After a quota was written: the quota controller's sync of its status (`hard` and `used`).

@@ -58,6 +58,16 @@ pub(crate) async fn delete(
         .await?
         .ok_or_else(|| target.not_found(name))?;
     crate::admission::admit_delete(target.def, name)?;
+    let attributes = crate::webhook::Attributes {
+        def: target.def,
+        operation: "DELETE",
+        name,
+        namespace: current.meta().namespace.as_deref(),
+        object: None,
+        old_object: Some(&current),
+        dry_run: target.dry_run,
+    };
+    crate::webhook::validate(target.shared, &attributes).await?;
     let pre = request.preconditions;
     let options = request.options;
     let gc = target.shared.garbage_collection;

@@ -116,6 +116,47 @@ pub(crate) async fn guaranteed_update(
     }
 }
 
+/// [`guaranteed_update`] with the validating admission webhooks of a write through the main
+/// resource: the write is computed on the current object, admitted (UPDATE, or CREATE when
+/// it creates), then stored if the object has not changed meanwhile (409 otherwise, where
+/// Kubernetes admits its retry again). Without webhook configurations: `guaranteed_update`.
+async fn admitted_update(
+    target: &Target<'_>,
+    name: &str,
+    mut f: UpdateFn,
+    subresource: Subresource,
+) -> Result<(Arc<Object>, Vec<String>), ApiError> {
+    if subresource != Subresource::Main || !crate::webhook::configured(target.shared) {
+        return Ok((guaranteed_update(target, name, f).await?, Vec::new()));
+    }
+    let current = target.get(name).await?;
+    let served = current.as_ref().map(|c| convert::served(target.def, c));
+    let candidate = f(served.as_ref())?;
+    let attributes = crate::webhook::Attributes {
+        def: target.def,
+        operation: if current.is_some() {
+            "UPDATE"
+        } else {
+            "CREATE"
+        },
+        name,
+        namespace: candidate.meta().namespace.as_deref(),
+        object: Some(&candidate),
+        old_object: served.as_deref(),
+        dry_run: target.dry_run,
+    };
+    let warnings = crate::webhook::validate(target.shared, &attributes).await?;
+    let seen = current.as_ref().map(|c| c.resource_version_u64());
+    let (def, owned_name) = (Arc::clone(target.def), name.to_owned());
+    let store: UpdateFn = Box::new(move |now| {
+        if now.map(|o| o.resource_version_u64()) != seen {
+            return Err(conflict_stale(&def, &owned_name));
+        }
+        Ok(candidate.clone())
+    });
+    Ok((guaranteed_update(target, name, store).await?, warnings))
+}
+
 /// Checks a name given in a body against the request's.
 fn check_name(new: &Object, name: &str) -> Result<(), ApiError> {
     let new_name = new.meta().name.as_deref().unwrap_or("");
@@ -185,12 +226,15 @@ pub(crate) async fn update(
         };
         update_fn(&def, name, new, expected_rv, subresource, manager, seen)
     };
-    let stored = match (guaranteed_update(target, name, f(new)).await, kept) {
+    let (stored, admitted) = match (
+        admitted_update(target, name, f(new), subresource).await,
+        kept,
+    ) {
         (Err(e), Some(new)) if e.code == 404 => {
             if let Some(written) = create_on_update(target, name, &new, manager).await? {
                 return Ok(written.with_decode_warnings(decoded));
             }
-            guaranteed_update(target, name, f(new)).await?
+            admitted_update(target, name, f(new), subresource).await?
         }
         (stored, _) => stored?,
     };
@@ -198,7 +242,9 @@ pub(crate) async fn update(
         super::create::sync_quota(target, &stored).await;
     }
     let old = std::mem::take(&mut *old_finalizers.lock());
-    Ok(Written::new(target.def, stored, false, &old).with_decode_warnings(decoded))
+    let mut written = Written::new(target.def, stored, false, &old).with_decode_warnings(decoded);
+    written.warnings.extend(admitted);
+    Ok(written)
 }
 
 /// The storage update of a PUT of `new` (`expected_rv`: the resource version it names).
@@ -425,8 +471,10 @@ pub(crate) async fn patch(
         }
         Ok(next)
     });
-    let stored = guaranteed_update(target, name, f).await?;
+    let (stored, admitted) = admitted_update(target, name, f, subresource).await?;
     let decoded = std::mem::take(&mut *decoded.lock());
     let old = std::mem::take(&mut *old_finalizers.lock());
-    Ok(Written::new(target.def, stored, false, &old).with_decode_warnings(decoded))
+    let mut written = Written::new(target.def, stored, false, &old).with_decode_warnings(decoded);
+    written.warnings.extend(admitted);
+    Ok(written)
 }

@@ -13,6 +13,7 @@ use serde_json::Value;
 use crate::error::ApiError;
 use crate::resource::ResourceDef;
 
+mod admission;
 mod affinity;
 mod autoscaling;
 mod bytes;
@@ -49,6 +50,10 @@ mod update;
 mod volume;
 mod workloads;
 
+pub(crate) use admission::{
+    admission_policy, admission_policy_binding, mutating_webhooks, mutating_webhooks_update,
+    validating_webhooks, validating_webhooks_update,
+};
 pub(crate) use autoscaling::hpa;
 pub(crate) use certificates::{CsrWrite, csr, csr_update};
 pub(crate) use cluster::{
@@ -75,7 +80,7 @@ pub(crate) use storage::{
 pub(crate) use unknown::{FieldValidation, strict_decoding_error, strict_errors, unknown_fields};
 pub(crate) use update::{immutable_data, meta_update};
 pub(crate) use volume::SOURCES as VOLUME_SOURCES;
-pub(crate) use workloads::{cron_job, job, job_update, selector_update, workload};
+pub(crate) use workloads::{cron_job, job, job_update, selector_update, selects, workload};
 
 /// A field error: the field path and the message (`Invalid value: "x": ...`).
 pub(crate) type Cause = (String, String);

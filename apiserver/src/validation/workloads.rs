@@ -16,7 +16,7 @@ const NON_NEGATIVE: &str = "must be greater than or equal to 0";
 const IMMUTABLE: &str = "field is immutable";
 
 /// Whether `selector` (a `LabelSelector`) selects `labels`.
-fn selects(selector: &Value, labels: Option<&Map<String, Value>>) -> bool {
+pub(crate) fn selects(selector: &Value, labels: Option<&Map<String, Value>>) -> bool {
     let get = |k: &str| labels.and_then(|l| l.get(k)).and_then(Value::as_str);
     let match_labels = selector
         .get("matchLabels")

@@ -11,7 +11,8 @@ use crate::support::*;
 
 const TABLE: &str = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json";
 
-async fn table(c: &kube_client::Client, path: &str) -> Value {
+/// The Table of `path`.
+pub(crate) async fn table(c: &kube_client::Client, path: &str) -> Value {
     let req = http::Request::get(path)
         .header("accept", TABLE)
         .body(Vec::new())
@@ -19,7 +20,8 @@ async fn table(c: &kube_client::Client, path: &str) -> Value {
     c.request(req).await.unwrap()
 }
 
-fn columns(table: &Value) -> Vec<&str> {
+/// The names of a Table's columns.
+pub(crate) fn columns(table: &Value) -> Vec<&str> {
     table["columnDefinitions"]
         .as_array()
         .into_iter()

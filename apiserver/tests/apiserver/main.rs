@@ -66,4 +66,6 @@ mod tokens;
 mod update_rules;
 mod validation;
 mod watches;
+mod webhook_calls;
+mod webhooks;
 mod writes;
